@@ -1,0 +1,3 @@
+import NotificationHub
+/// Placeholder namespace for the data-plane API.
+public enum HubAPI {}

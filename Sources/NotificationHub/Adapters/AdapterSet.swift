@@ -1,0 +1,101 @@
+import NIOCore
+
+/// The adapters of one hub, indexed by platform and format.
+public struct AdapterSet: Sendable {
+    /// The adapters, in configuration order.
+    public let adapters: [any PlatformAdapter]
+    private let byPlatform: [Platform: Int]
+    private let byFormat: [NotificationFormat: [Platform]]
+
+    /// Indexes adapters. Throws when two adapters claim the same platform.
+    public init(_ adapters: [any PlatformAdapter]) throws(HubError) {
+        var byPlatform: [Platform: Int] = [:]
+        var byFormat: [NotificationFormat: [Platform]] = [:]
+        for (index, adapter) in adapters.enumerated() {
+            for platform in adapter.descriptor.platforms {
+                if byPlatform[platform] != nil {
+                    throw HubError(.conflict, "two adapters serve the platform '\(platform)'; keep one")
+                }
+                byPlatform[platform] = index
+            }
+            for (format, platforms) in adapter.descriptor.formats {
+                byFormat[format, default: []].append(contentsOf: platforms)
+            }
+        }
+        self.adapters = adapters
+        self.byPlatform = byPlatform
+        self.byFormat = byFormat
+    }
+
+    /// The adapter that delivers to a platform.
+    public func adapter(for platform: Platform) -> (any PlatformAdapter)? {
+        byPlatform[platform].map { adapters[$0] }
+    }
+
+    /// Every platform served.
+    public var platforms: [Platform] { byPlatform.keys.sorted() }
+
+    /// Every accepted format, including `template` when any adapter renders templates.
+    public var formats: [NotificationFormat] {
+        var formats = Set(byFormat.keys)
+        if adapters.contains(where: { !$0.descriptor.templateFormats.isEmpty }) { formats.insert(.template) }
+        return formats.sorted()
+    }
+
+    /// The platforms a send in `format` reaches (for `template`, every platform that renders templates).
+    public func platforms(for format: NotificationFormat) -> [Platform] {
+        if format == .template {
+            return adapters.flatMap { $0.descriptor.templateFormats.keys }.sorted()
+        }
+        return byFormat[format] ?? []
+    }
+
+    /// The platform a direct send in `format` goes to.
+    public func directPlatform(for format: NotificationFormat) -> Platform? {
+        byFormat[format]?.first
+    }
+
+    /// Checks that `format` is accepted, listing the accepted formats when not.
+    public func checkFormat(_ format: NotificationFormat) throws(HubError) {
+        guard formats.contains(format) else {
+            throw HubError(
+                .unknownFormat,
+                "the format '\(format)' is not accepted by this hub; use one of: \(formats.map(\.name).joined(separator: ", "))")
+        }
+    }
+
+    /// Validates a push channel with the platform's adapter.
+    public func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {
+        guard let adapter = adapter(for: platform) else {
+            throw HubError(
+                .unknownPlatform,
+                "the platform '\(platform)' is not served by this hub; use one of: \(platforms.map(\.name).joined(separator: ", "))")
+        }
+        try adapter.validate(pushChannel: pushChannel, platform: platform)
+    }
+
+    /// Validates a notification: its format is accepted and every adapter it reaches accepts its body.
+    public func validate(notification: Notification) throws(HubError) {
+        try checkFormat(notification.format)
+        if notification.format == .template {
+            _ = try TemplateProperties(json: try JSONValue(parsingBody: notification.body.readableBytesView))
+            return
+        }
+        var checked = Set<Int>()
+        for platform in platforms(for: notification.format) {
+            guard let index = byPlatform[platform], checked.insert(index).inserted else { continue }
+            try adapters[index].validate(notification: notification)
+        }
+    }
+}
+
+extension JSONValue {
+    /// Parses a request body as JSON, with a message fit for an API error.
+    public init(parsingBody body: some Collection<UInt8>) throws(HubError) {
+        do {
+            self = try JSONValue(parsing: Array(body))
+        } catch {
+            throw HubError(.invalidNotification, "the body is not valid JSON")
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// What an adapter serves: its platforms, the notification formats it accepts, and their limits.
+public struct PlatformDescriptor: Sendable {
+    /// The platforms this adapter delivers to, as named in installations (e.g. `apns`).
+    public var platforms: [Platform]
+    /// For each accepted format, the platforms whose installations it reaches. The first platform is the one a
+    /// direct send (`?direct`) in that format goes to.
+    public var formats: [NotificationFormat: [Platform]]
+    /// For each platform, the native format a rendered template is in.
+    public var templateFormats: [Platform: NotificationFormat]
+    /// The largest payload the platform accepts, in bytes.
+    public var maximumPayloadBytes: Int
+
+    /// Creates a descriptor.
+    public init(
+        platforms: [Platform],
+        formats: [NotificationFormat: [Platform]],
+        templateFormats: [Platform: NotificationFormat],
+        maximumPayloadBytes: Int
+    ) {
+        self.platforms = platforms
+        self.formats = formats
+        self.templateFormats = templateFormats
+        self.maximumPayloadBytes = maximumPayloadBytes
+    }
+}
+
+/// A push platform adapter: it validates device handles and payloads for its platform and delivers notifications
+/// over the platform's wire protocol.
+///
+/// An adapter is a `Service`: `run()` owns its connections and credential refresh, and returns on graceful
+/// shutdown. ``deliver(_:)`` may be called concurrently from many tasks while it runs. Per-device failures are
+/// returned as outcomes, never thrown.
+public protocol PlatformAdapter: Service {
+    /// What the adapter serves.
+    var descriptor: PlatformDescriptor { get }
+
+    /// Checks a device handle at registration time, so a malformed handle is rejected before any send.
+    func validate(pushChannel: PushChannel, platform: Platform) throws(HubError)
+
+    /// Checks a notification at send time (format, headers, size), before the hub accepts it.
+    func validate(notification: Notification) throws(HubError)
+
+    /// Delivers a batch; returns one result per delivery, in the same order.
+    func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult]
+}
+
+extension PlatformAdapter {
+    /// Checks the payload size against ``PlatformDescriptor/maximumPayloadBytes``.
+    public func validate(notification: Notification) throws(HubError) {
+        try checkPayloadSize(notification.body.readableBytes, format: notification.format)
+    }
+
+    /// Throws ``HubError/Code/payloadTooLarge`` when `size` exceeds the platform's limit.
+    public func checkPayloadSize(_ size: Int, format: NotificationFormat, limit: Int? = nil) throws(HubError) {
+        let limit = limit ?? descriptor.maximumPayloadBytes
+        if size > limit {
+            throw HubError(
+                .payloadTooLarge,
+                "the \(format) payload is \(size) bytes; the platform accepts at most \(limit) bytes")
+        }
+    }
+
+    /// Waits for graceful shutdown; adapters that own connections implement their own `run()`.
+    public func run() async throws {
+        try await gracefulShutdown()
+    }
+}
+
+/// What an adapter factory is given besides its settings.
+public struct AdapterContext: Sendable {
+    /// The hub the adapter serves.
+    public var hubName: String
+    /// A logger for the adapter.
+    public var logger: Logger
+
+    /// Creates a context.
+    public init(hubName: String, logger: Logger) {
+        self.hubName = hubName
+        self.logger = logger
+    }
+}
+
+/// Creates adapters of one type from their `hub.yaml` settings.
+///
+/// ```yaml
+/// adapters:
+///   - type: apns        # the factory's `type`
+///     teamId: ABCDE12345
+/// ```
+public protocol PlatformAdapterFactory: Sendable {
+    /// The `type` key that selects this factory in `hub.yaml`.
+    static var type: String { get }
+
+    /// Reads the adapter's settings, recording every problem on `configuration`, and creates the adapter without
+    /// starting it. Returns `nil` when the settings are invalid.
+    static func makeAdapter(configuration: ConfigurationNode, context: AdapterContext) -> (any PlatformAdapter)?
+}
+
+/// The adapter factories a hub process knows, keyed by their `type`.
+public struct AdapterRegistry: Sendable {
+    private var factories: [String: any PlatformAdapterFactory.Type]
+
+    /// Creates a registry; later factories with the same type replace earlier ones.
+    public init(_ factories: [any PlatformAdapterFactory.Type] = []) {
+        self.factories = [:]
+        for factory in factories { self.factories[factory.type] = factory }
+    }
+
+    /// Adds a factory.
+    public mutating func register(_ factory: any PlatformAdapterFactory.Type) {
+        factories[factory.type] = factory
+    }
+
+    /// The factory for a type name.
+    public func factory(for type: String) -> (any PlatformAdapterFactory.Type)? {
+        factories[type]
+    }
+
+    /// Every registered type, sorted.
+    public var types: [String] { factories.keys.sorted() }
+}

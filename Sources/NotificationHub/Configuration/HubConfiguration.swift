@@ -1,0 +1,350 @@
+import Foundation
+import Logging
+
+/// The whole `hub.yaml`: server settings and one or more hubs.
+public struct HubsConfiguration: Sendable {
+    /// Where the API listens.
+    public var server: ServerConfiguration
+    /// The hubs, in file order.
+    public var hubs: [HubConfiguration]
+    /// The file it was read from.
+    public var file: String
+
+    /// Reads and validates a configuration, creating (but not starting) every adapter.
+    ///
+    /// - Parameters:
+    ///   - root: The parsed file.
+    ///   - registry: The adapter factories this process knows.
+    ///   - reservedSections: Top-level keys read by someone else (e.g. `emulators`), accepted without checks here.
+    /// - Throws: ``ConfigurationError`` with every problem found.
+    public init(
+        root: ConfigurationNode, registry: AdapterRegistry, reservedSections: [String] = ["emulators"],
+        logger: Logger = Logger(label: "hub.configuration")
+    ) throws(ConfigurationError) {
+        for section in reservedSections { _ = root.child(section) }
+        self.file = root.file
+        self.server = ServerConfiguration(root.child("server"))
+        var hubs: [HubConfiguration] = []
+        let hubsNode = root.child("hubs")
+        if !hubsNode.isPresent, root.problems.isEmpty {
+            hubsNode.report("missing required key 'hubs'; declare at least one hub")
+        }
+        for (name, node) in hubsNode.entries() {
+            if let hub = HubConfiguration(name: name, node: node, registry: registry, logger: logger) {
+                hubs.append(hub)
+            }
+        }
+        if hubsNode.isPresent, hubs.isEmpty, root.problems.isEmpty {
+            hubsNode.report("declare at least one hub")
+        }
+        root.rejectUnknownKeys()
+        try root.throwIfProblems()
+        self.hubs = hubs
+    }
+
+    /// Loads and validates a file.
+    public static func load(
+        file: String, registry: AdapterRegistry, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigurationError) -> HubsConfiguration {
+        let root = ConfigurationNode.load(file: file, environment: environment)
+        try root.throwIfProblems()
+        return try HubsConfiguration(root: root, registry: registry)
+    }
+
+    /// The hub with a name.
+    public func hub(named name: String) -> HubConfiguration? {
+        hubs.first { $0.name == name }
+    }
+}
+
+/// Where and how the API listens.
+public struct ServerConfiguration: Sendable, Hashable {
+    /// The address to bind. Default `127.0.0.1`.
+    public var host: String
+    /// The port. Default `8080`; `0` picks a free port.
+    public var port: Int
+    /// TLS certificate chain and key (PEM files), when the hub terminates TLS itself.
+    public var tls: TLS?
+    /// The largest request body accepted, in bytes. Default 64 KiB.
+    public var maximumRequestBytes: Int
+
+    /// PEM file paths for TLS.
+    public struct TLS: Sendable, Hashable {
+        /// The certificate chain.
+        public var certificateChain: String
+        /// The private key.
+        public var privateKey: String
+    }
+
+    /// Defaults: `127.0.0.1:8080`, no TLS, 64 KiB bodies.
+    public init(host: String = "127.0.0.1", port: Int = 8080, tls: TLS? = nil, maximumRequestBytes: Int = 65_536) {
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.maximumRequestBytes = maximumRequestBytes
+    }
+
+    init(_ node: ConfigurationNode) {
+        self.init()
+        guard node.isPresent else { return }
+        host = node.string("host", default: host)
+        port = node.integer("port", default: port, in: 0...65535)
+        maximumRequestBytes = node.integer("maximumRequestBytes", default: maximumRequestBytes, in: 1024...16_777_216)
+        let tlsNode = node.child("tls")
+        if tlsNode.isPresent {
+            let chain = tlsNode.string("certificateChain", required: true)
+            let key = tlsNode.string("privateKey", required: true)
+            tlsNode.rejectUnknownKeys()
+            if let chain, let key {
+                tls = TLS(certificateChain: node.resolvePath(chain), privateKey: node.resolvePath(key))
+            }
+        }
+        node.rejectUnknownKeys()
+    }
+}
+
+/// One hub: its keys, store, limits, delivery settings and adapters.
+public struct HubConfiguration: Sendable {
+    /// The hub's name, the first path segment of its API.
+    public var name: String
+    /// Shared access keys.
+    public var keys: [AccessKey]
+    /// Where installations and notifications are kept.
+    public var storage: StorageConfiguration
+    /// Validation limits.
+    public var limits: HubLimits
+    /// Fan-out settings.
+    public var delivery: DeliveryConfiguration
+    /// The platform adapters, created but not started.
+    public var adapters: AdapterSet
+
+    /// Creates a hub configuration in code (tests, embedding).
+    public init(
+        name: String, keys: [AccessKey] = [], storage: StorageConfiguration = .memory, limits: HubLimits = HubLimits(),
+        delivery: DeliveryConfiguration = DeliveryConfiguration(), adapters: AdapterSet
+    ) {
+        self.name = name
+        self.keys = keys
+        self.storage = storage
+        self.limits = limits
+        self.delivery = delivery
+        self.adapters = adapters
+    }
+
+    static func isValidName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, name.unicodeScalars.count <= 50 else { return false }
+        let allowed = { (scalar: Unicode.Scalar) in
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))
+        }
+        return allowed(first) && name.unicodeScalars.allSatisfy { allowed($0) || "._-".unicodeScalars.contains($0) }
+    }
+
+    init?(name: String, node: ConfigurationNode, registry: AdapterRegistry, logger: Logger) {
+        self.name = name
+        if !Self.isValidName(name) {
+            node.report("hub name '\(name)' must be 1–50 letters, digits, '.', '_' or '-', starting with a letter or digit")
+        }
+        let keysNode = node.child("keys")
+        keys = keysNode.elements().compactMap(AccessKey.init)
+        if keys.isEmpty { keysNode.report("declare at least one access key (name, rights, primaryKey)") }
+        let names = keys.map(\.name)
+        if Set(names).count != names.count { keysNode.report("access key names must be unique") }
+        storage = StorageConfiguration(node.child("storage"), hubName: name)
+        limits = HubLimits(node.child("limits"))
+        delivery = DeliveryConfiguration(node.child("delivery"))
+
+        var adapters: [any PlatformAdapter] = []
+        let adaptersNode = node.child("adapters")
+        for adapterNode in adaptersNode.elements() {
+            guard let type = adapterNode.string("type", required: true) else { continue }
+            guard let factory = registry.factory(for: type) else {
+                adapterNode.child("type").report(
+                    "unknown adapter type '\(type)'; this hub knows: \(registry.types.joined(separator: ", "))")
+                continue
+            }
+            var adapterLogger = logger
+            adapterLogger[metadataKey: "hub.name"] = .string(name)
+            adapterLogger[metadataKey: "adapter.type"] = .string(type)
+            if let adapter = factory.makeAdapter(
+                configuration: adapterNode, context: AdapterContext(hubName: name, logger: adapterLogger))
+            {
+                adapters.append(adapter)
+            }
+            adapterNode.rejectUnknownKeys()
+        }
+        if !adaptersNode.isPresent { adaptersNode.report("declare at least one adapter") }
+        node.rejectUnknownKeys()
+        do {
+            self.adapters = try AdapterSet(adapters)
+        } catch {
+            adaptersNode.report(error.message)
+            return nil
+        }
+    }
+}
+
+/// A shared access key and its rights.
+public struct AccessKey: Sendable, Hashable {
+    /// The key's name (`skn` in SAS tokens).
+    public var name: String
+    /// What the key allows.
+    public var rights: Set<AccessRight>
+    /// The primary key string.
+    public var primaryKey: String
+    /// The secondary key string, for rotation.
+    public var secondaryKey: String?
+
+    /// Creates a key.
+    public init(name: String, rights: Set<AccessRight>, primaryKey: String, secondaryKey: String? = nil) {
+        self.name = name
+        self.rights = rights
+        self.primaryKey = primaryKey
+        self.secondaryKey = secondaryKey
+    }
+
+    init?(_ node: ConfigurationNode) {
+        let name = node.string("name", required: true)
+        var rights: Set<AccessRight> = []
+        let rightsNode = node.child("rights")
+        for text in node.strings("rights") {
+            if let right = AccessRight(rawValue: text.capitalized) {
+                rights.insert(right)
+            } else {
+                rightsNode.report("unknown right '\(text)'; use Listen, Send or Manage")
+            }
+        }
+        if rights.isEmpty { rightsNode.report("give at least one right: Listen, Send or Manage") }
+        let primary = node.secret("primaryKey")
+        let secondary = node.secret("secondaryKey", required: false)
+        for (key, value) in [("primaryKey", primary), ("secondaryKey", secondary)] {
+            if let value, value.utf8.count < 16 {
+                node.child(key).report("a key must be at least 16 characters; generate one with `hub token --new-key`")
+            }
+        }
+        node.rejectUnknownKeys()
+        guard let name, let primary else { return nil }
+        self.init(name: name, rights: rights, primaryKey: primary, secondaryKey: secondary)
+    }
+}
+
+/// A right granted by an access key.
+public enum AccessRight: String, Sendable, Hashable, CaseIterable {
+    /// Register devices: create, read, update and delete single installations.
+    case listen = "Listen"
+    /// Send notifications.
+    case send = "Send"
+    /// Everything, including listing installations and reading telemetry.
+    case manage = "Manage"
+}
+
+/// Where a hub keeps its data.
+public enum StorageConfiguration: Sendable, Hashable {
+    /// An SQLite file.
+    case sqlite(path: String)
+    /// An in-memory SQLite database (tests).
+    case memory
+
+    init(_ node: ConfigurationNode, hubName: String) {
+        let sqlite = node.child("sqlite")
+        let postgres = node.child("postgres")
+        if postgres.isPresent {
+            postgres.report("PostgreSQL storage is not available in this version; use sqlite")
+        }
+        if sqlite.isPresent {
+            let path = sqlite.string("path", default: "data/\(hubName).sqlite")
+            sqlite.rejectUnknownKeys()
+            self = path == ":memory:" ? .memory : .sqlite(path: node.resolvePath(path))
+        } else {
+            self = .sqlite(path: node.resolvePath("data/\(hubName).sqlite"))
+        }
+        node.rejectUnknownKeys()
+    }
+}
+
+/// Validation limits of a hub.
+public struct HubLimits: Sendable, Hashable {
+    /// Tags per installation. Default 60.
+    public var tagsPerInstallation: Int
+    /// Tag expression limits.
+    public var tagExpression: TagExpression.Limits
+
+    /// Creates limits with the defaults.
+    public init(tagsPerInstallation: Int = 60, tagExpression: TagExpression.Limits = .default) {
+        self.tagsPerInstallation = tagsPerInstallation
+        self.tagExpression = tagExpression
+    }
+
+    init(_ node: ConfigurationNode) {
+        self.init()
+        guard node.isPresent else { return }
+        tagsPerInstallation = node.integer("tagsPerInstallation", default: tagsPerInstallation, in: 1...10_000)
+        let expression = node.child("tagExpression")
+        if expression.isPresent {
+            tagExpression.maximumTagsOrOnly = expression.integer(
+                "maximumTagsOrOnly", default: tagExpression.maximumTagsOrOnly, in: 1...10_000)
+            tagExpression.maximumTags = expression.integer("maximumTags", default: tagExpression.maximumTags, in: 1...10_000)
+            tagExpression.maximumDepth = expression.integer("maximumDepth", default: tagExpression.maximumDepth, in: 1...256)
+            expression.rejectUnknownKeys()
+        }
+        node.rejectUnknownKeys()
+    }
+}
+
+/// How a hub fans out.
+public struct DeliveryConfiguration: Sendable, Hashable {
+    /// Installations read from the store per page. Default 1000.
+    public var pageSize: Int
+    /// Deliveries handed to an adapter in one call. Default 500.
+    public var batchSize: Int
+    /// Adapter calls in flight at once per notification. Default 8.
+    public var concurrency: Int
+    /// Seconds after which a notification not yet handed to the platform is abandoned. Default 1800.
+    public var abandonAfterSeconds: Double
+    /// Attempts per device for retryable outcomes, the first included. Default 8.
+    public var maximumAttempts: Int
+    /// The first retry's delay in seconds, doubled per attempt (with jitter). Default 0.5.
+    public var initialBackoffSeconds: Double
+    /// The longest delay between attempts in seconds. Default 60.
+    public var maximumBackoffSeconds: Double
+    /// What to do with an installation whose channel the platform reports expired. Default `markExpired`.
+    public var expiredChannelPolicy: ExpiredChannelPolicy
+
+    /// What happens to installations whose push channel expired.
+    public enum ExpiredChannelPolicy: String, Sendable, Hashable {
+        /// Set `expiredPushChannel` and skip the installation until its channel is updated.
+        case markExpired
+        /// Delete the installation.
+        case delete
+    }
+
+    /// Creates settings with the defaults.
+    public init(
+        pageSize: Int = 1000, batchSize: Int = 500, concurrency: Int = 8, abandonAfterSeconds: Double = 1800,
+        maximumAttempts: Int = 8, initialBackoffSeconds: Double = 0.5, maximumBackoffSeconds: Double = 60,
+        expiredChannelPolicy: ExpiredChannelPolicy = .markExpired
+    ) {
+        self.pageSize = pageSize
+        self.batchSize = batchSize
+        self.concurrency = concurrency
+        self.abandonAfterSeconds = abandonAfterSeconds
+        self.maximumAttempts = maximumAttempts
+        self.initialBackoffSeconds = initialBackoffSeconds
+        self.maximumBackoffSeconds = maximumBackoffSeconds
+        self.expiredChannelPolicy = expiredChannelPolicy
+    }
+
+    init(_ node: ConfigurationNode) {
+        self.init()
+        guard node.isPresent else { return }
+        pageSize = node.integer("pageSize", default: pageSize, in: 1...100_000)
+        batchSize = node.integer("batchSize", default: batchSize, in: 1...100_000)
+        concurrency = node.integer("concurrency", default: concurrency, in: 1...1024)
+        abandonAfterSeconds = node.seconds("abandonAfterSeconds", default: abandonAfterSeconds, in: 1...604_800)
+        maximumAttempts = node.integer("maximumAttempts", default: maximumAttempts, in: 1...100)
+        initialBackoffSeconds = node.seconds("initialBackoffSeconds", default: initialBackoffSeconds, in: 0...3600)
+        maximumBackoffSeconds = node.seconds("maximumBackoffSeconds", default: maximumBackoffSeconds, in: 0...86_400)
+        let policy = node.choice("expiredChannelPolicy", ["markExpired", "delete"], default: expiredChannelPolicy.rawValue)
+        expiredChannelPolicy = ExpiredChannelPolicy(rawValue: policy) ?? .markExpired
+        node.rejectUnknownKeys()
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+
+/// Which installations a query selects.
+public struct InstallationQuery: Sendable, Hashable {
+    /// Which tags an expression is matched against.
+    public enum TagScope: Sendable, Hashable {
+        /// User and system tags: native sends, listing.
+        case installation
+        /// Also template tags: candidates for a template send (a superset, refined per template in memory).
+        case includingTemplates
+    }
+
+    /// The tag expression, or `nil` for every installation.
+    public var expression: TagExpression?
+    /// Which tags the expression sees.
+    public var scope: TagScope
+    /// Only these platforms, or all when `nil`.
+    public var platforms: [Platform]?
+    /// Whether installations whose channel expired are included. Sends exclude them.
+    public var includeExpired: Bool
+
+    /// Creates a query.
+    public init(
+        expression: TagExpression? = nil, scope: TagScope = .installation, platforms: [Platform]? = nil,
+        includeExpired: Bool = true
+    ) {
+        self.expression = expression
+        self.scope = scope
+        self.platforms = platforms
+        self.includeExpired = includeExpired
+    }
+}
+
+/// A position in a query's results, for keyset paging. Opaque to callers.
+public struct InstallationCursor: Sendable, Hashable, Comparable {
+    /// The store's ordering key of the last installation returned.
+    public let position: Int64
+
+    /// Creates a cursor.
+    public init(position: Int64) { self.position = position }
+
+    /// The cursor as a continuation token.
+    public var token: String { String(position, radix: 36) }
+
+    /// Parses a continuation token.
+    public init(token: String) throws(HubError) {
+        guard let position = Int64(token, radix: 36), position >= 0 else {
+            throw HubError(.invalidContinuationToken, "the continuation token '\(token.prefix(40))' is not one this hub issued")
+        }
+        self.position = position
+    }
+
+    public static func < (lhs: InstallationCursor, rhs: InstallationCursor) -> Bool { lhs.position < rhs.position }
+}
+
+/// One page of installations.
+public struct InstallationPage: Sendable {
+    /// The installations, in store order.
+    public var installations: [Installation]
+    /// Where the next page starts, or `nil` when this was the last page.
+    public var next: InstallationCursor?
+
+    /// Creates a page.
+    public init(installations: [Installation], next: InstallationCursor?) {
+        self.installations = installations
+        self.next = next
+    }
+}
+
+/// Where a hub keeps its installations.
+///
+/// Writes are visible to the next read (read-your-writes). Queries page by key, so an audience of any size is
+/// streamed without being loaded into memory.
+public protocol InstallationStore: Sendable {
+    /// Creates or replaces an installation; sets `lastUpdate` and clears `expiredPushChannel`. Returns it as stored.
+    func upsert(_ installation: Installation) async throws -> Installation
+
+    /// Reads, changes and writes an installation atomically. Throws ``HubError/Code/notFound`` when absent.
+    func update(
+        id: String, _ change: @Sendable (inout Installation) throws(HubError) -> Void
+    ) async throws -> Installation
+
+    /// Reads an installation.
+    func installation(id: String) async throws -> Installation?
+
+    /// Deletes an installation; returns whether it existed.
+    @discardableResult
+    func delete(id: String) async throws -> Bool
+
+    /// Returns up to `limit` installations after `cursor`.
+    func query(_ query: InstallationQuery, after cursor: InstallationCursor?, limit: Int) async throws -> InstallationPage
+
+    /// Counts the installations a query selects.
+    func count(_ query: InstallationQuery) async throws -> Int
+
+    /// Marks an installation's channel expired if it still has `pushChannel` and was not updated after
+    /// `notUpdatedAfter`. Returns whether it was marked.
+    @discardableResult
+    func markChannelExpired(installationID: String, pushChannel: PushChannel, notUpdatedAfter: Date?) async throws -> Bool
+
+    /// Deletes an installation if it still has `pushChannel` (the delete-on-expiry policy).
+    @discardableResult
+    func deleteIfChannel(installationID: String, pushChannel: PushChannel) async throws -> Bool
+}
+
+extension InstallationStore {
+    /// Streams every installation a query selects, one page at a time.
+    public func pages(_ query: InstallationQuery, pageSize: Int) -> InstallationPages {
+        InstallationPages(store: self, query: query, pageSize: pageSize)
+    }
+}
+
+/// An async sequence of pages of a query.
+public struct InstallationPages: AsyncSequence, Sendable {
+    public typealias Element = InstallationPage
+    let store: any InstallationStore
+    let query: InstallationQuery
+    let pageSize: Int
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let store: any InstallationStore
+        let query: InstallationQuery
+        let pageSize: Int
+        var cursor: InstallationCursor?
+        var finished = false
+
+        public mutating func next() async throws -> InstallationPage? {
+            guard !finished else { return nil }
+            let page = try await store.query(query, after: cursor, limit: pageSize)
+            cursor = page.next
+            finished = page.next == nil
+            if page.installations.isEmpty { return nil }
+            return page
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(store: store, query: query, pageSize: pageSize)
+    }
+}

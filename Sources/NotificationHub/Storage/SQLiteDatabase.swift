@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+import NIOCore
+import SQLiteNIO
+
+/// An SQLite database file opened for the hub: one writer connection whose transactions are serialised, and one
+/// reader connection (WAL mode lets reads run beside writes). Schema migrations are applied on open.
+public final class SQLiteHubDatabase: Sendable {
+    /// A versioned schema step.
+    public struct Migration: Sendable {
+        /// The version the database has after this step.
+        public var version: Int
+        /// The statements of the step, run in one transaction.
+        public var statements: [String]
+
+        /// Creates a step.
+        public init(version: Int, statements: [String]) {
+            self.version = version
+            self.statements = statements
+        }
+    }
+
+    let writer: SQLiteConnection
+    let reader: SQLiteConnection
+    let writeLock = AsyncSerialLock()
+    let logger: Logger
+
+    private init(writer: SQLiteConnection, reader: SQLiteConnection, logger: Logger) {
+        self.writer = writer
+        self.reader = reader
+        self.logger = logger
+    }
+
+    /// Opens (creating if needed) a database and applies `migrations` that are newer than its version.
+    public static func open(
+        storage: StorageConfiguration, migrations: [Migration], logger: Logger
+    ) async throws -> SQLiteHubDatabase {
+        let writer: SQLiteConnection
+        let reader: SQLiteConnection
+        switch storage {
+        case .memory:
+            writer = try await SQLiteConnection.open(storage: .memory, logger: logger)
+            reader = writer
+        case .sqlite(let path):
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            }
+            writer = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+            _ = try await writer.query("PRAGMA journal_mode=WAL", [])
+            reader = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        }
+        for connection in [writer, reader] {
+            _ = try await connection.query("PRAGMA synchronous=NORMAL", [])
+            _ = try await connection.query("PRAGMA foreign_keys=ON", [])
+            _ = try await connection.query("PRAGMA busy_timeout=5000", [])
+        }
+        let database = SQLiteHubDatabase(writer: writer, reader: reader, logger: logger)
+        try await database.migrate(migrations)
+        return database
+    }
+
+    private func migrate(_ migrations: [Migration]) async throws {
+        try await transaction { connection in
+            let rows = try await connection.query("PRAGMA user_version", [])
+            let current = rows.first?.column("user_version")?.integer ?? 0
+            for migration in migrations.sorted(by: { $0.version < $1.version }) where migration.version > current {
+                for statement in migration.statements {
+                    _ = try await connection.query(statement, [])
+                }
+                _ = try await connection.query("PRAGMA user_version = \(migration.version)", [])
+                self.logger.info("applied schema migration", metadata: ["db.version": "\(migration.version)"])
+            }
+        }
+    }
+
+    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`), committing on success and rolling back on error.
+    public func transaction<T: Sendable>(_ body: (SQLiteConnection) async throws -> T) async throws -> T {
+        try await writeLock.withLock {
+            _ = try await writer.query("BEGIN IMMEDIATE", [])
+            do {
+                let result = try await body(writer)
+                _ = try await writer.query("COMMIT", [])
+                return result
+            } catch {
+                _ = try? await writer.query("ROLLBACK", [])
+                throw error
+            }
+        }
+    }
+
+    /// Runs a read-only query on the reader connection.
+    public func read(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
+        try await reader.query(sql, binds)
+    }
+
+    /// Closes both connections.
+    public func close() async throws {
+        try await writer.close()
+        if reader !== writer { try await reader.close() }
+    }
+}

@@ -1,0 +1,326 @@
+import Foundation
+import Logging
+import NIOCore
+import SQLiteNIO
+
+/// The embedded installation store: installations in one table, their tags in an index table so that tag
+/// expressions run as index lookups.
+public final class SQLiteInstallationStore: InstallationStore {
+    let database: SQLiteHubDatabase
+    let clock: any WallClock
+
+    /// Schema versions of the installation tables.
+    public static let migrations: [SQLiteHubDatabase.Migration] = [
+        .init(
+            version: 1,
+            statements: [
+                """
+                CREATE TABLE installations (
+                    rid INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL UNIQUE,
+                    platform TEXT NOT NULL,
+                    push_channel TEXT NOT NULL,
+                    channel_is_object INTEGER NOT NULL DEFAULT 0,
+                    user_id TEXT,
+                    tags TEXT NOT NULL,
+                    templates TEXT,
+                    expired INTEGER NOT NULL DEFAULT 0,
+                    expiration_time REAL,
+                    last_update REAL NOT NULL
+                )
+                """,
+                "CREATE INDEX installations_platform ON installations(platform, rid)",
+                """
+                CREATE TABLE installation_tags (
+                    tag TEXT NOT NULL,
+                    rid INTEGER NOT NULL REFERENCES installations(rid) ON DELETE CASCADE,
+                    scope INTEGER NOT NULL,
+                    PRIMARY KEY (tag, rid, scope)
+                ) WITHOUT ROWID
+                """,
+                "CREATE INDEX installation_tags_rid ON installation_tags(rid)",
+            ])
+    ]
+
+    /// Creates a store on an open database (migrations must include ``migrations``).
+    public init(database: SQLiteHubDatabase, clock: any WallClock = SystemWallClock()) {
+        self.database = database
+        self.clock = clock
+    }
+
+    /// Opens a database with the installation schema.
+    public static func open(
+        storage: StorageConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger
+    ) async throws -> SQLiteInstallationStore {
+        let database = try await SQLiteHubDatabase.open(storage: storage, migrations: migrations, logger: logger)
+        return SQLiteInstallationStore(database: database, clock: clock)
+    }
+
+    static let columns =
+        "i.rid, i.id, i.platform, i.push_channel, i.channel_is_object, i.user_id, i.tags, i.templates, i.expired, i.expiration_time, i.last_update"
+
+    // MARK: Writes
+
+    public func upsert(_ installation: Installation) async throws -> Installation {
+        var stored = installation
+        stored.lastUpdate = clock.now()
+        stored.expiredPushChannel = false
+        let row = stored
+        try await database.transaction { connection in
+            try await Self.write(row, on: connection)
+        }
+        return stored
+    }
+
+    public func update(
+        id: String, _ change: @Sendable (inout Installation) throws(HubError) -> Void
+    ) async throws -> Installation {
+        let now = clock.now()
+        return try await database.transaction { connection in
+            let rows = try await connection.query("SELECT \(Self.columns) FROM installations i WHERE i.id = ?", [.text(id)])
+            guard let row = rows.first else {
+                throw HubError(.notFound, "installation '\(id)' does not exist")
+            }
+            var installation = try Self.decode(row)
+            let before = installation
+            try change(&installation)
+            installation.installationID = id
+            installation.lastUpdate = now
+            if installation.pushChannel != before.pushChannel { installation.expiredPushChannel = false }
+            try await Self.write(installation, on: connection)
+            return installation
+        }
+    }
+
+    static func write(_ installation: Installation, on connection: SQLiteConnection) async throws {
+        let templates: SQLiteData
+        if installation.templates.isEmpty {
+            templates = .null
+        } else {
+            let data = try JSONEncoder().encode(installation.templates)
+            templates = .text(String(decoding: data, as: UTF8.self))
+        }
+        let isObject: Bool
+        if case .object = installation.pushChannel { isObject = true } else { isObject = false }
+        let rows = try await connection.query(
+            """
+            INSERT INTO installations
+                (id, platform, push_channel, channel_is_object, user_id, tags, templates, expired, expiration_time, last_update)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET
+                platform = excluded.platform, push_channel = excluded.push_channel,
+                channel_is_object = excluded.channel_is_object, user_id = excluded.user_id, tags = excluded.tags,
+                templates = excluded.templates, expired = excluded.expired,
+                expiration_time = excluded.expiration_time, last_update = excluded.last_update
+            RETURNING rid
+            """,
+            [
+                .text(installation.installationID),
+                .text(installation.platform.name),
+                .text(installation.pushChannel.storageKey),
+                .integer(isObject ? 1 : 0),
+                installation.userID.map { .text($0) } ?? .null,
+                .text(installation.tags.joined(separator: "\n")),
+                templates,
+                .integer(installation.expiredPushChannel ? 1 : 0),
+                installation.expirationTime.map { .float($0.timeIntervalSince1970) } ?? .null,
+                .float((installation.lastUpdate ?? Date()).timeIntervalSince1970),
+            ])
+        guard let rid = rows.first?.column("rid")?.integer else {
+            throw HubError(.storageFailure, "the installation could not be written")
+        }
+        _ = try await connection.query("DELETE FROM installation_tags WHERE rid = ?", [.integer(rid)])
+        var entries: [(String, Int)] = []
+        for tag in Set(installation.tags).union(installation.systemTags) { entries.append((tag, 0)) }
+        var templateTags = Set<String>()
+        for template in installation.templates.values { templateTags.formUnion(template.tags) }
+        for tag in templateTags { entries.append((tag, 1)) }
+        // Bound the statement size: SQLite allows 32766 parameters.
+        for chunk in stride(from: 0, to: entries.count, by: 300) {
+            let slice = entries[chunk..<min(chunk + 300, entries.count)]
+            var binds: [SQLiteData] = []
+            binds.reserveCapacity(slice.count * 3)
+            for (tag, scope) in slice {
+                binds.append(.text(tag))
+                binds.append(.integer(rid))
+                binds.append(.integer(scope))
+            }
+            let values = Array(repeating: "(?, ?, ?)", count: slice.count).joined(separator: ", ")
+            _ = try await connection.query("INSERT OR IGNORE INTO installation_tags (tag, rid, scope) VALUES \(values)", binds)
+        }
+    }
+
+    public func delete(id: String) async throws -> Bool {
+        try await database.transaction { connection in
+            let rows = try await connection.query("DELETE FROM installations WHERE id = ? RETURNING rid", [.text(id)])
+            return !rows.isEmpty
+        }
+    }
+
+    public func markChannelExpired(
+        installationID: String, pushChannel: PushChannel, notUpdatedAfter: Date?
+    ) async throws -> Bool {
+        try await database.transaction { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE installations SET expired = 1
+                WHERE id = ? AND push_channel = ? AND expired = 0 AND (? IS NULL OR last_update <= ?)
+                RETURNING rid
+                """,
+                [
+                    .text(installationID), .text(pushChannel.storageKey),
+                    notUpdatedAfter.map { .float($0.timeIntervalSince1970) } ?? .null,
+                    notUpdatedAfter.map { .float($0.timeIntervalSince1970) } ?? .null,
+                ])
+            return !rows.isEmpty
+        }
+    }
+
+    public func deleteIfChannel(installationID: String, pushChannel: PushChannel) async throws -> Bool {
+        try await database.transaction { connection in
+            let rows = try await connection.query(
+                "DELETE FROM installations WHERE id = ? AND push_channel = ? RETURNING rid",
+                [.text(installationID), .text(pushChannel.storageKey)])
+            return !rows.isEmpty
+        }
+    }
+
+    // MARK: Reads
+
+    public func installation(id: String) async throws -> Installation? {
+        let rows = try await database.read("SELECT \(Self.columns) FROM installations i WHERE i.id = ?", [.text(id)])
+        return try rows.first.map(Self.decode)
+    }
+
+    public func query(
+        _ query: InstallationQuery, after cursor: InstallationCursor?, limit: Int
+    ) async throws -> InstallationPage {
+        let plan = SQLiteTagQuery(query: query, after: cursor?.position ?? 0, limit: limit)
+        let rows = try await database.read(plan.sql, plan.binds)
+        var installations: [Installation] = []
+        installations.reserveCapacity(rows.count)
+        var last: Int64 = cursor?.position ?? 0
+        for row in rows {
+            last = row.column("rid")?.integer.map(Int64.init) ?? last
+            installations.append(try Self.decode(row))
+        }
+        let next = rows.count == limit ? InstallationCursor(position: last) : nil
+        return InstallationPage(installations: installations, next: next)
+    }
+
+    public func count(_ query: InstallationQuery) async throws -> Int {
+        let plan = SQLiteTagQuery(query: query, after: 0, limit: nil, counting: true)
+        let rows = try await database.read(plan.sql, plan.binds)
+        return rows.first?.column("n")?.integer ?? 0
+    }
+
+    static func decode(_ row: SQLiteRow) throws -> Installation {
+        guard let id = row.column("id")?.string, let platform = row.column("platform")?.string,
+            let channel = row.column("push_channel")?.string
+        else {
+            throw HubError(.storageFailure, "a stored installation row is incomplete")
+        }
+        let pushChannel: PushChannel
+        if row.column("channel_is_object")?.integer == 1, case .object(let object)? = try? JSONValue(parsing: Array(channel.utf8)) {
+            pushChannel = .object(object)
+        } else {
+            pushChannel = .handle(channel)
+        }
+        let tagText = row.column("tags")?.string ?? ""
+        var templates: [String: InstallationTemplate] = [:]
+        if let json = row.column("templates")?.string {
+            templates = try JSONDecoder().decode([String: InstallationTemplate].self, from: Data(json.utf8))
+        }
+        return Installation(
+            installationID: id,
+            userID: row.column("user_id")?.string,
+            platform: Platform(platform),
+            pushChannel: pushChannel,
+            tags: tagText.isEmpty ? [] : tagText.split(separator: "\n").map(String.init),
+            templates: templates,
+            expirationTime: row.column("expiration_time")?.double.map { Date(timeIntervalSince1970: $0) },
+            lastUpdate: row.column("last_update")?.double.map { Date(timeIntervalSince1970: $0) },
+            expiredPushChannel: row.column("expired")?.integer == 1)
+    }
+}
+
+/// Compiles an ``InstallationQuery`` to SQL.
+///
+/// A tag expression becomes a boolean predicate of `EXISTS` index probes (the set algebra of the expression,
+/// evaluated per row); when the expression requires one positive tag, the scan is driven from that tag's index
+/// entries instead of the whole table. Keyset paging on `rid` keeps every page an index range scan.
+struct SQLiteTagQuery {
+    private(set) var sql = ""
+    private(set) var binds: [SQLiteData] = []
+
+    init(query: InstallationQuery, after: Int64, limit: Int?, counting: Bool = false) {
+        var conditions: [String] = []
+        var driver: String?
+        if let expression = query.expression {
+            switch query.scope {
+            case .installation:
+                driver = Self.drivingTag(expression)
+                conditions.append(predicate(expression, scopes: "0"))
+            case .includingTemplates:
+                // Installations without template tags are matched exactly; those with template tags are all
+                // candidates and are refined per template by the caller.
+                let exact = predicate(expression, scopes: "0")
+                conditions.append(
+                    "(\(exact) OR EXISTS (SELECT 1 FROM installation_tags s WHERE s.rid = i.rid AND s.scope = 1))")
+            }
+        }
+        if let platforms = query.platforms {
+            conditions.append("i.platform IN (\(Array(repeating: "?", count: max(platforms.count, 1)).joined(separator: ", ")))")
+            binds.append(contentsOf: platforms.isEmpty ? [.text("")] : platforms.map { .text($0.name) })
+        }
+        if !query.includeExpired { conditions.append("i.expired = 0") }
+        let selection = counting ? "COUNT(*) AS n" : SQLiteInstallationStore.columns
+        var from = "installations i"
+        var head: [SQLiteData] = []
+        if let driver {
+            from = "installation_tags d JOIN installations i ON i.rid = d.rid"
+            conditions.insert("d.tag = ? AND d.scope = 0", at: 0)
+            head.append(.text(driver))
+        }
+        if !counting {
+            conditions.insert("\(driver == nil ? "i.rid" : "d.rid") > ?", at: driver == nil ? 0 : 1)
+            head.append(.integer(Int(after)))
+        }
+        binds = head + binds
+        sql = "SELECT \(selection) FROM \(from)"
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        if let limit, !counting {
+            sql += " ORDER BY \(driver == nil ? "i.rid" : "d.rid") LIMIT \(limit)"
+        }
+    }
+
+    private mutating func predicate(_ expression: TagExpression, scopes: String) -> String {
+        switch expression {
+        case .tag(let tag):
+            binds.append(.text(tag))
+            return "EXISTS (SELECT 1 FROM installation_tags t WHERE t.tag = ? AND t.rid = i.rid AND t.scope IN (\(scopes)))"
+        case .not(let operand):
+            return "NOT \(predicate(operand, scopes: scopes))"
+        case .and(let operands):
+            return "(" + operands.map { predicate($0, scopes: scopes) }.joined(separator: " AND ") + ")"
+        case .or(let operands):
+            return "(" + operands.map { predicate($0, scopes: scopes) }.joined(separator: " OR ") + ")"
+        }
+    }
+
+    /// A tag every match must carry, if the expression has one at its top-level conjunction.
+    static func drivingTag(_ expression: TagExpression) -> String? {
+        switch expression {
+        case .tag(let tag): tag
+        case .and(let operands): operands.lazy.compactMap(drivingTag).first
+        case .or(let operands):
+            // `a || a` style duplicates aside, an OR has a single driver only when all branches share it.
+            {
+                let drivers = operands.map(drivingTag)
+                guard let first = drivers.first ?? nil, drivers.allSatisfy({ $0 == first }) else { return nil }
+                return first
+            }()
+        case .not: nil
+        }
+    }
+}
