@@ -6,7 +6,8 @@ import SQLiteNIO
 /// The embedded installation store: installations in one table, their tags in an index table so that tag
 /// expressions run as index lookups.
 public final class SQLiteInstallationStore: InstallationStore {
-    let database: SQLiteHubDatabase
+    /// The database the store writes to.
+    public let database: SQLiteHubDatabase
     let clock: any WallClock
 
     /// Schema versions of the installation tables.

@@ -1,0 +1,135 @@
+import Foundation
+import NotificationHub
+import Testing
+
+@Suite struct ConfigurationTests {
+    static let registry = AdapterRegistry([RecordingAdapterFactory.self])
+
+    static let valid = """
+        server:
+          host: 0.0.0.0
+          port: 9090
+        hubs:
+          demo:
+            keys:
+              - name: DefaultFullSharedAccessSignature
+                rights: [Listen, Send, Manage]
+                primaryKey: ${PRIMARY_KEY}
+                secondaryKey: ${MISSING_KEY:-fallback-secondary-key}
+            storage:
+              sqlite: {path: data/demo.sqlite}
+            limits:
+              tagsPerInstallation: 10
+              tagExpression: {maximumTags: 8}
+            delivery: {pageSize: 200, expiredChannelPolicy: delete}
+            adapters:
+              - type: recording
+                platform: test
+                apiKey: {env: API_KEY}
+        """
+
+    static let environment = ["PRIMARY_KEY": "0123456789abcdef0123", "API_KEY": "secret-value"]
+
+    func load(_ yaml: String, environment: [String: String] = environment) throws(ConfigurationError) -> HubsConfiguration {
+        let root = ConfigurationNode.parse(yaml: yaml, file: "/etc/hub/hub.yaml", environment: environment)
+        try root.throwIfProblems()
+        return try HubsConfiguration(root: root, registry: Self.registry)
+    }
+
+    func problems(_ yaml: String, environment: [String: String] = environment) -> [ConfigurationProblem] {
+        do {
+            _ = try load(yaml, environment: environment)
+            return []
+        } catch {
+            return error.problems
+        }
+    }
+
+    @Test func decodesEveryKey() throws {
+        let configuration = try load(Self.valid)
+        #expect(configuration.server.host == "0.0.0.0")
+        #expect(configuration.server.port == 9090)
+        let hub = try #require(configuration.hub(named: "demo"))
+        #expect(hub.keys.first?.rights == [.listen, .send, .manage])
+        #expect(hub.keys.first?.primaryKey == "0123456789abcdef0123")
+        #expect(hub.keys.first?.secondaryKey == "fallback-secondary-key")
+        #expect(hub.storage == .sqlite(path: "/etc/hub/data/demo.sqlite"))
+        #expect(hub.limits.tagsPerInstallation == 10)
+        #expect(hub.limits.tagExpression.maximumTags == 8)
+        #expect(hub.delivery.pageSize == 200)
+        #expect(hub.delivery.expiredChannelPolicy == .delete)
+        #expect(hub.adapters.platforms == [Platform("test")])
+    }
+
+    @Test func reportsEveryProblemWithPlaceAndKeyPath() {
+        let yaml = """
+            server:
+              prot: 9090
+              port: seventy
+            hubs:
+              demo:
+                keys:
+                  - name: k
+                    rights: [Listen, Sned]
+                    primaryKey: short
+                adapters:
+                  - type: carrier-pigeon
+                  - type: recording
+                    platfrom: test
+            """
+        let found = problems(yaml)
+        let text = found.map(\.description)
+        #expect(text.contains { $0.hasPrefix("/etc/hub/hub.yaml:2:3: server.prot: unknown key 'prot'; did you mean 'port'?") })
+        #expect(text.contains { $0.hasPrefix("/etc/hub/hub.yaml:3:9: server.port: expected an integer from 0 to 65535") })
+        #expect(text.contains { $0.contains("hubs.demo.keys[0].rights: unknown right 'Sned'") })
+        #expect(text.contains { $0.contains("hubs.demo.keys[0].primaryKey: a key must be at least 16 characters") })
+        #expect(text.contains { $0.contains("hubs.demo.adapters[0].type: unknown adapter type 'carrier-pigeon'; this hub knows: recording") })
+        #expect(text.contains { $0.contains("hubs.demo.adapters[1].platfrom: unknown key 'platfrom'; did you mean 'platform'?") })
+        #expect(text.contains { $0.contains("apiKey: missing required secret") })
+        #expect(found.count >= 7)
+        #expect(found.allSatisfy { $0.line > 0 })
+    }
+
+    @Test func missingEnvironmentVariablesAreNamedButSecretsNeverPrinted() {
+        let found = problems(Self.valid, environment: ["API_KEY": "secret-value"])
+        #expect(found.map(\.description).contains { $0.contains("environment variable PRIMARY_KEY is not set") })
+        let leaked = problems(Self.valid.replacingOccurrences(of: "${PRIMARY_KEY}", with: "tiny-secret"))
+        #expect(leaked.count == 1)
+        #expect(!leaked.map(\.description).joined().contains("tiny-secret"))
+    }
+
+    @Test func malformedYAMLIsReportedWithPosition() {
+        let found = problems("hubs:\n  demo: [unclosed\n")
+        #expect(found.count == 1)
+        #expect(found.first?.message.hasPrefix("invalid YAML") == true)
+        #expect((found.first?.line ?? 0) >= 2)
+    }
+
+    @Test func wrongTypesAreReported() {
+        let found = problems("hubs:\n  demo:\n    keys: nope\n    adapters: {type: recording}\n")
+        let text = found.map(\.description)
+        #expect(text.contains { $0.contains("hubs.demo.keys: expected a list") })
+        #expect(text.contains { $0.contains("hubs.demo.adapters: expected a list") })
+    }
+
+    @Test func missingHubsAndUnreadableFiles() {
+        #expect(problems("server: {port: 1}\n").contains { $0.message.contains("missing required key 'hubs'") })
+        let root = ConfigurationNode.load(file: "/nonexistent/hub.yaml")
+        #expect(root.problems.first?.message.contains("cannot read the configuration file") == true)
+    }
+
+    @Test func secretsFromFilesResolveRelativeToTheConfiguration() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data("file-held-secret".utf8).write(to: directory.appendingPathComponent("key.txt"))
+        let yaml = Self.valid.replacingOccurrences(of: "{env: API_KEY}", with: "{file: key.txt}")
+        let root = ConfigurationNode.parse(
+            yaml: yaml, file: directory.appendingPathComponent("hub.yaml").path, environment: Self.environment)
+        _ = try HubsConfiguration(root: root, registry: Self.registry)
+        let missing = ConfigurationNode.parse(
+            yaml: yaml.replacingOccurrences(of: "key.txt", with: "absent.txt"),
+            file: directory.appendingPathComponent("hub.yaml").path, environment: Self.environment)
+        #expect(throws: ConfigurationError.self) { try HubsConfiguration(root: missing, registry: Self.registry) }
+    }
+}

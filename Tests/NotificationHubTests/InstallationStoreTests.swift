@@ -1,0 +1,224 @@
+import Foundation
+import Logging
+import NotificationHub
+import Testing
+
+@Suite struct InstallationStoreTests {
+    static func makeStore(clock: any WallClock = SystemWallClock()) async throws -> SQLiteInstallationStore {
+        try await SQLiteInstallationStore.open(storage: .memory, clock: clock, logger: Logger(label: "test"))
+    }
+
+    static func withStore<T: Sendable>(
+        clock: any WallClock = SystemWallClock(), _ body: (SQLiteInstallationStore) async throws -> T
+    ) async throws -> T {
+        let store = try await makeStore(clock: clock)
+        do {
+            let result = try await body(store)
+            try await store.database.close()
+            return result
+        } catch {
+            try? await store.database.close()
+            throw error
+        }
+    }
+
+    static func installation(_ id: String, tags: [String] = [], user: String? = nil) -> Installation {
+        Installation(installationID: id, userID: user, platform: Platform("test"), pushChannel: .handle("dev-\(id)"), tags: tags)
+    }
+
+    @Test func upsertGetDeleteRoundTrip() async throws {
+        let clock = ManualWallClock()
+        try await Self.withStore(clock: clock) { store in
+            var installation = Self.installation("a", tags: ["x", "y"], user: "alice")
+            installation.templates = ["t": InstallationTemplate(body: #"{"a":"$(m)"}"#, headers: ["h": "v"], tags: ["tt"])]
+            let stored = try await store.upsert(installation)
+            #expect(stored.lastUpdate == clock.now())
+            let read = try #require(try await store.installation(id: "a"))
+            #expect(read == stored)
+            #expect(try await store.delete(id: "a"))
+            #expect(try await store.installation(id: "a") == nil)
+            #expect(try await store.delete(id: "a") == false)
+        }
+    }
+
+    @Test func objectPushChannelsRoundTrip() async throws {
+        try await Self.withStore() { store in
+            var installation = Self.installation("web")
+            installation.pushChannel = .object(["endpoint": "https://push.example/1", "p256dh": "k", "auth": "a"])
+            _ = try await store.upsert(installation)
+            #expect(try await store.installation(id: "web")?.pushChannel == installation.pushChannel)
+        }
+    }
+
+    @Test func replacingKeepsOrderAndReplacesTags() async throws {
+        try await Self.withStore() { store in
+            _ = try await store.upsert(Self.installation("a", tags: ["old"]))
+            _ = try await store.upsert(Self.installation("b", tags: ["old"]))
+            _ = try await store.upsert(Self.installation("a", tags: ["new"]))
+            let old = try await store.query(InstallationQuery(expression: .tag("old")), after: nil, limit: 10)
+            #expect(old.installations.map(\.installationID) == ["b"])
+            let all = try await store.query(InstallationQuery(), after: nil, limit: 10)
+            #expect(all.installations.map(\.installationID) == ["a", "b"])
+        }
+    }
+
+    @Test func updateIsAtomicAndNotFoundIsReported() async throws {
+        try await Self.withStore() { store in
+            _ = try await store.upsert(Self.installation("a", tags: []))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<50 {
+                    group.addTask {
+                        _ = try await store.update(id: "a") { installation in installation.tags.append("t\(index)") }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await store.installation(id: "a")?.tags.count == 50)
+            await #expect {
+                try await store.update(id: "missing") { _ in }
+            } throws: { ($0 as? HubError)?.code == .notFound }
+        }
+    }
+
+    @Test func parallelWritersDoNotLoseWrites() async throws {
+        try await Self.withStore() { store in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<200 {
+                    group.addTask { _ = try await store.upsert(Self.installation("i\(index)", tags: ["all", "n\(index % 7)"])) }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await store.count(InstallationQuery(expression: .tag("all"))) == 200)
+            #expect(try await store.count(InstallationQuery(expression: .tag("n3"))) == (0..<200).filter { $0 % 7 == 3 }.count)
+        }
+    }
+
+    @Test func keysetPagingVisitsEveryMatchOnce() async throws {
+        try await Self.withStore() { store in
+            for index in 0..<95 { _ = try await store.upsert(Self.installation("i\(index)", tags: index % 2 == 0 ? ["even"] : ["odd"])) }
+            var seen: [String] = []
+            for try await page in store.pages(InstallationQuery(expression: .tag("even")), pageSize: 10) {
+                #expect(page.installations.count <= 10)
+                seen += page.installations.map(\.installationID)
+            }
+            #expect(seen == (0..<95).filter { $0 % 2 == 0 }.map { "i\($0)" })
+            let first = try await store.query(InstallationQuery(), after: nil, limit: 10)
+            let token = try #require(first.next?.token)
+            let second = try await store.query(InstallationQuery(), after: try InstallationCursor(token: token), limit: 10)
+            #expect(second.installations.first?.installationID == "i10")
+            #expect(throws: HubError.self) { try InstallationCursor(token: "!!") }
+        }
+    }
+
+    @Test func systemTagsAreQueryable() async throws {
+        try await Self.withStore() { store in
+            _ = try await store.upsert(Self.installation("a", user: "alice"))
+            _ = try await store.upsert(Self.installation("b", user: "bob"))
+            let byUser = try await store.query(
+                InstallationQuery(expression: try TagExpression(parsing: "$UserId:alice")), after: nil, limit: 10)
+            #expect(byUser.installations.map(\.installationID) == ["a"])
+            let byID = try await store.query(
+                InstallationQuery(expression: try TagExpression(parsing: "$InstallationId:{b}")), after: nil, limit: 10)
+            #expect(byID.installations.map(\.installationID) == ["b"])
+        }
+    }
+
+    @Test func expiredChannelsAreMarkedOnlyIfNotUpdatedSince() async throws {
+        let clock = ManualWallClock()
+        try await Self.withStore(clock: clock) { store in
+            _ = try await store.upsert(Self.installation("a"))
+            let before = clock.now() - 10
+            #expect(try await store.markChannelExpired(installationID: "a", pushChannel: .handle("dev-a"), notUpdatedAfter: before) == false)
+            #expect(try await store.markChannelExpired(installationID: "a", pushChannel: .handle("dev-other"), notUpdatedAfter: nil) == false)
+            #expect(try await store.markChannelExpired(installationID: "a", pushChannel: .handle("dev-a"), notUpdatedAfter: clock.now() + 1))
+            #expect(try await store.installation(id: "a")?.expiredPushChannel == true)
+            #expect(try await store.count(InstallationQuery(includeExpired: false)) == 0)
+            _ = try await store.update(id: "a") { $0.pushChannel = .handle("dev-new") }
+            #expect(try await store.installation(id: "a")?.expiredPushChannel == false)
+            #expect(try await store.deleteIfChannel(installationID: "a", pushChannel: .handle("dev-a")) == false)
+            #expect(try await store.deleteIfChannel(installationID: "a", pushChannel: .handle("dev-new")))
+        }
+    }
+
+    @Test func dataSurvivesReopeningAFile() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            let store = try await SQLiteInstallationStore.open(storage: .sqlite(path: path), logger: Logger(label: "test"))
+            _ = try await store.upsert(Self.installation("kept", tags: ["x"]))
+            try await store.database.close()
+        }
+        let reopened = try await SQLiteInstallationStore.open(storage: .sqlite(path: path), logger: Logger(label: "test"))
+        let tags = try await reopened.installation(id: "kept")?.tags
+        try await reopened.database.close()
+        #expect(tags == ["x"])
+    }
+}
+
+/// Generated expressions and tag sets: the store's SQL and the in-memory evaluator must always agree.
+@Suite struct TagExpressionPropertyTests {
+    struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let vocabulary = ["a", "b", "c", "d", "e", "f"]
+
+    static func randomExpression(depth: Int, using generator: inout SeededGenerator) -> TagExpression {
+        if depth == 0 || Int.random(in: 0..<4, using: &generator) == 0 {
+            return .tag(vocabulary.randomElement(using: &generator)!)
+        }
+        switch Int.random(in: 0..<3, using: &generator) {
+        case 0: return .not(randomExpression(depth: depth - 1, using: &generator))
+        case 1: return .and((0..<Int.random(in: 2...3, using: &generator)).map { _ in randomExpression(depth: depth - 1, using: &generator) })
+        default: return .or((0..<Int.random(in: 2...3, using: &generator)).map { _ in randomExpression(depth: depth - 1, using: &generator) })
+        }
+    }
+
+    @Test(arguments: [1, 2, 3, 4])
+    func storeQueryAgreesWithEvaluator(seed: UInt64) async throws {
+        var generator = SeededGenerator(state: seed)
+        try await InstallationStoreTests.withStore() { store in
+            var installations: [Installation] = []
+            for index in 0..<150 {
+                let tags = Self.vocabulary.filter { _ in Bool.random(using: &generator) }
+                var installation = InstallationStoreTests.installation("i\(index)", tags: tags)
+                if Int.random(in: 0..<5, using: &generator) == 0 {
+                    installation.templates = ["t": InstallationTemplate(body: "{}", tags: [Self.vocabulary.randomElement(using: &generator)!])]
+                }
+                installations.append(try await store.upsert(installation))
+            }
+            for _ in 0..<60 {
+                let expression = Self.randomExpression(depth: 4, using: &generator)
+                // Round-trip through text so the parser is covered too.
+                let parsed = try TagExpression(parsing: expression.description, limits: .init(maximumTagsOrOnly: 1000, maximumTags: 1000))
+                #expect(parsed.matches(["a", "b", "c"]) == expression.matches(["a", "b", "c"]))
+
+                let expected = installations.filter { expression.matches($0.routingTags) }.map(\.installationID)
+                var actual: [String] = []
+                for try await page in store.pages(InstallationQuery(expression: expression), pageSize: 17) {
+                    actual += page.installations.map(\.installationID)
+                }
+                #expect(actual == expected, "expression \(expression)")
+                #expect(try await store.count(InstallationQuery(expression: expression)) == expected.count)
+
+                // Template scope returns a superset that contains every installation some template matches.
+                let templateMatches = installations.filter { installation in
+                    installation.templates.values.contains { expression.matches(installation.routingTags.union($0.tags)) }
+                        || expression.matches(installation.routingTags)
+                }.map(\.installationID)
+                var candidates: Set<String> = []
+                for try await page in store.pages(InstallationQuery(expression: expression, scope: .includingTemplates), pageSize: 50) {
+                    candidates.formUnion(page.installations.map(\.installationID))
+                }
+                #expect(Set(templateMatches).isSubset(of: candidates), "expression \(expression)")
+            }
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import NIOCore
+import NotificationHub
+import Synchronization
+
+/// A real adapter for tests: it accepts handles of the form `dev-<n>` and records every delivery. Handles listed in
+/// `outcomes` get the given result instead of success, so error paths can be driven.
+final class RecordingAdapter: PlatformAdapter, Sendable {
+    struct Received: Sendable, Hashable {
+        var installationID: String?
+        var handle: String
+        var payload: String
+        var format: NotificationFormat
+        var attempt: Int
+        var headers: [String: String]
+    }
+
+    let descriptor: PlatformDescriptor
+    private let state = Mutex<(received: [Received], scripted: [String: [DeliveryResult]])>(([], [:]))
+
+    init(platform: Platform = Platform("test"), format: NotificationFormat = NotificationFormat("testformat"), limit: Int = 4096) {
+        descriptor = PlatformDescriptor(
+            platforms: [platform], formats: [format: [platform]], templateFormats: [platform: format],
+            maximumPayloadBytes: limit)
+    }
+
+    /// Makes the next deliveries to `handle` return `results` in turn (then success).
+    func script(_ handle: String, _ results: [DeliveryResult]) {
+        state.withLock { $0.scripted[handle] = results }
+    }
+
+    var received: [Received] { state.withLock { $0.received } }
+
+    func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {
+        guard let handle = pushChannel.handle, handle.hasPrefix("dev-") else {
+            throw HubError(.invalidPushChannel, "test handles look like dev-<n>")
+        }
+    }
+
+    func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+        state.withLock { state in
+            deliveries.map { delivery in
+                let handle = delivery.pushChannel.handle ?? ""
+                state.received.append(
+                    Received(
+                        installationID: delivery.installationID, handle: handle,
+                        payload: String(buffer: delivery.payload), format: delivery.format, attempt: delivery.attempt,
+                        headers: Dictionary(delivery.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })))
+                if var scripted = state.scripted[handle], !scripted.isEmpty {
+                    let result = scripted.removeFirst()
+                    state.scripted[handle] = scripted
+                    return result
+                }
+                return .success
+            }
+        }
+    }
+}
+
+/// A factory for `RecordingAdapter`, to exercise hub.yaml adapter sections.
+struct RecordingAdapterFactory: PlatformAdapterFactory {
+    static let type = "recording"
+
+    static func makeAdapter(configuration: ConfigurationNode, context: AdapterContext) -> (any PlatformAdapter)? {
+        let platform = configuration.string("platform", default: "test")
+        let limit = configuration.integer("maximumPayloadBytes", default: 4096, in: 1...1_000_000)
+        _ = configuration.secret("apiKey")
+        return RecordingAdapter(platform: Platform(platform), limit: limit)
+    }
+}
