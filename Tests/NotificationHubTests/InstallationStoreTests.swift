@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import HubTestSupport
 import NotificationHub
 import Testing
 

@@ -1,3 +1,4 @@
+import HubTestSupport
 import NotificationHub
 import Testing
 

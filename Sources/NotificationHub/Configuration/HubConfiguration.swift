@@ -306,6 +306,8 @@ public struct DeliveryConfiguration: Sendable, Hashable {
     public var initialBackoffSeconds: Double
     /// The longest delay between attempts in seconds. Default 60.
     public var maximumBackoffSeconds: Double
+    /// Notifications a hub fans out at the same time. Default 4.
+    public var parallelNotifications: Int
     /// What to do with an installation whose channel the platform reports expired. Default `markExpired`.
     public var expiredChannelPolicy: ExpiredChannelPolicy
 
@@ -321,8 +323,9 @@ public struct DeliveryConfiguration: Sendable, Hashable {
     public init(
         pageSize: Int = 1000, batchSize: Int = 500, concurrency: Int = 8, abandonAfterSeconds: Double = 1800,
         maximumAttempts: Int = 8, initialBackoffSeconds: Double = 0.5, maximumBackoffSeconds: Double = 60,
-        expiredChannelPolicy: ExpiredChannelPolicy = .markExpired
+        expiredChannelPolicy: ExpiredChannelPolicy = .markExpired, parallelNotifications: Int = 4
     ) {
+        self.parallelNotifications = parallelNotifications
         self.pageSize = pageSize
         self.batchSize = batchSize
         self.concurrency = concurrency
@@ -343,6 +346,7 @@ public struct DeliveryConfiguration: Sendable, Hashable {
         maximumAttempts = node.integer("maximumAttempts", default: maximumAttempts, in: 1...100)
         initialBackoffSeconds = node.seconds("initialBackoffSeconds", default: initialBackoffSeconds, in: 0...3600)
         maximumBackoffSeconds = node.seconds("maximumBackoffSeconds", default: maximumBackoffSeconds, in: 0...86_400)
+        parallelNotifications = node.integer("parallelNotifications", default: parallelNotifications, in: 1...256)
         let policy = node.choice("expiredChannelPolicy", ["markExpired", "delete"], default: expiredChannelPolicy.rawValue)
         expiredChannelPolicy = ExpiredChannelPolicy(rawValue: policy) ?? .markExpired
         node.rejectUnknownKeys()

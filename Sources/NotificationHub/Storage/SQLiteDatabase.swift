@@ -94,9 +94,9 @@ public final class SQLiteHubDatabase: Sendable {
         try await reader.query(sql, binds)
     }
 
-    /// Closes both connections.
+    /// Closes both connections. Works from a cancelled task too (shutdown paths are often cancelled).
     public func close() async throws {
-        try await writer.close()
-        if reader !== writer { try await reader.close() }
+        try await writer.close().get()
+        if reader !== writer { try await reader.close().get() }
     }
 }

@@ -10,40 +10,7 @@ public final class SQLiteInstallationStore: InstallationStore {
     public let database: SQLiteHubDatabase
     let clock: any WallClock
 
-    /// Schema versions of the installation tables.
-    public static let migrations: [SQLiteHubDatabase.Migration] = [
-        .init(
-            version: 1,
-            statements: [
-                """
-                CREATE TABLE installations (
-                    rid INTEGER PRIMARY KEY AUTOINCREMENT,
-                    id TEXT NOT NULL UNIQUE,
-                    platform TEXT NOT NULL,
-                    push_channel TEXT NOT NULL,
-                    channel_is_object INTEGER NOT NULL DEFAULT 0,
-                    user_id TEXT,
-                    tags TEXT NOT NULL,
-                    templates TEXT,
-                    expired INTEGER NOT NULL DEFAULT 0,
-                    expiration_time REAL,
-                    last_update REAL NOT NULL
-                )
-                """,
-                "CREATE INDEX installations_platform ON installations(platform, rid)",
-                """
-                CREATE TABLE installation_tags (
-                    tag TEXT NOT NULL,
-                    rid INTEGER NOT NULL REFERENCES installations(rid) ON DELETE CASCADE,
-                    scope INTEGER NOT NULL,
-                    PRIMARY KEY (tag, rid, scope)
-                ) WITHOUT ROWID
-                """,
-                "CREATE INDEX installation_tags_rid ON installation_tags(rid)",
-            ])
-    ]
-
-    /// Creates a store on an open database (migrations must include ``migrations``).
+    /// Creates a store on an open database with the hub schema (``SQLiteHubDatabase/hubSchema``).
     public init(database: SQLiteHubDatabase, clock: any WallClock = SystemWallClock()) {
         self.database = database
         self.clock = clock
@@ -53,7 +20,7 @@ public final class SQLiteInstallationStore: InstallationStore {
     public static func open(
         storage: StorageConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger
     ) async throws -> SQLiteInstallationStore {
-        let database = try await SQLiteHubDatabase.open(storage: storage, migrations: migrations, logger: logger)
+        let database = try await SQLiteHubDatabase.open(storage: storage, migrations: SQLiteHubDatabase.hubSchema, logger: logger)
         return SQLiteInstallationStore(database: database, clock: clock)
     }
 
@@ -88,6 +55,7 @@ public final class SQLiteInstallationStore: InstallationStore {
             installation.installationID = id
             installation.lastUpdate = now
             if installation.pushChannel != before.pushChannel { installation.expiredPushChannel = false }
+            // Otherwise the change decides (adding /pushChannel clears the flag even for the same handle).
             try await Self.write(installation, on: connection)
             return installation
         }

@@ -5,39 +5,39 @@ import Synchronization
 
 /// A real adapter for tests: it accepts handles of the form `dev-<n>` and records every delivery. Handles listed in
 /// `outcomes` get the given result instead of success, so error paths can be driven.
-final class RecordingAdapter: PlatformAdapter, Sendable {
-    struct Received: Sendable, Hashable {
-        var installationID: String?
-        var handle: String
-        var payload: String
-        var format: NotificationFormat
-        var attempt: Int
-        var headers: [String: String]
+public final class RecordingAdapter: PlatformAdapter, Sendable {
+    public struct Received: Sendable, Hashable {
+        public var installationID: String?
+        public var handle: String
+        public var payload: String
+        public var format: NotificationFormat
+        public var attempt: Int
+        public var headers: [String: String]
     }
 
-    let descriptor: PlatformDescriptor
+    public let descriptor: PlatformDescriptor
     private let state = Mutex<(received: [Received], scripted: [String: [DeliveryResult]])>(([], [:]))
 
-    init(platform: Platform = Platform("test"), format: NotificationFormat = NotificationFormat("testformat"), limit: Int = 4096) {
+    public init(platform: Platform = Platform("test"), format: NotificationFormat = NotificationFormat("testformat"), limit: Int = 4096) {
         descriptor = PlatformDescriptor(
             platforms: [platform], formats: [format: [platform]], templateFormats: [platform: format],
             maximumPayloadBytes: limit)
     }
 
     /// Makes the next deliveries to `handle` return `results` in turn (then success).
-    func script(_ handle: String, _ results: [DeliveryResult]) {
+    public func script(_ handle: String, _ results: [DeliveryResult]) {
         state.withLock { $0.scripted[handle] = results }
     }
 
-    var received: [Received] { state.withLock { $0.received } }
+    public var received: [Received] { state.withLock { $0.received } }
 
-    func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {
+    public func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {
         guard let handle = pushChannel.handle, handle.hasPrefix("dev-") else {
             throw HubError(.invalidPushChannel, "test handles look like dev-<n>")
         }
     }
 
-    func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+    public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
         state.withLock { state in
             deliveries.map { delivery in
                 let handle = delivery.pushChannel.handle ?? ""
@@ -58,10 +58,10 @@ final class RecordingAdapter: PlatformAdapter, Sendable {
 }
 
 /// A factory for `RecordingAdapter`, to exercise hub.yaml adapter sections.
-struct RecordingAdapterFactory: PlatformAdapterFactory {
-    static let type = "recording"
+public struct RecordingAdapterFactory: PlatformAdapterFactory {
+    public static let type = "recording"
 
-    static func makeAdapter(configuration: ConfigurationNode, context: AdapterContext) -> (any PlatformAdapter)? {
+    public static func makeAdapter(configuration: ConfigurationNode, context: AdapterContext) -> (any PlatformAdapter)? {
         let platform = configuration.string("platform", default: "test")
         let limit = configuration.integer("maximumPayloadBytes", default: 4096, in: 1...1_000_000)
         _ = configuration.secret("apiKey")

@@ -1,0 +1,96 @@
+import Foundation
+import Logging
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NotificationHub
+
+/// An error answered to an API client: an HTTP status and a JSON body
+/// `{"error": {"code": "...", "message": "..."}}` whose code is machine-readable and whose message says what to fix.
+public struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
+    /// The HTTP status.
+    public var status: HTTPResponse.Status
+    /// The machine-readable code, e.g. `InvalidTag`.
+    public var code: String
+    /// What to fix. Never holds secrets or payloads.
+    public var message: String
+    /// Extra response headers (e.g. `WWW-Authenticate`).
+    public var headers: HTTPFields
+
+    /// Creates an error.
+    public init(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+    }
+
+    public var description: String { "\(status.code) \(code): \(message)" }
+
+    /// 401 with the reason.
+    public static func unauthorized(_ message: String) -> APIError {
+        APIError(.unauthorized, code: "Unauthorized", message: message)
+    }
+
+    /// 403 naming the missing right.
+    public static func forbidden(_ right: AccessRight) -> APIError {
+        APIError(.forbidden, code: "Forbidden", message: "this operation needs a key with the \(right.rawValue) right")
+    }
+
+    /// 404 for an unknown hub.
+    public static func unknownHub(_ name: String) -> APIError {
+        APIError(.notFound, code: "HubNotFound", message: "there is no hub named '\(name)'")
+    }
+
+    /// 400 with a code.
+    public static func badRequest(_ code: String, _ message: String) -> APIError {
+        APIError(.badRequest, code: code, message: message)
+    }
+
+    /// Maps a core error to its status.
+    public init(_ error: HubError) {
+        let status: HTTPResponse.Status =
+            switch error.code {
+            case .notFound: .notFound
+            case .payloadTooLarge: .contentTooLarge
+            case .conflict: .conflict
+            case .storageFailure: .internalServerError
+            default: .badRequest
+            }
+        self.init(status, code: error.code.rawValue, message: error.message)
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let body = try JSONEncoder().encode(["error": ["code": code, "message": message]])
+        var headers = self.headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+/// Turns every error a handler throws into an ``APIError`` response, so no request ends in an empty 500.
+struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            throw error
+        } catch let error as HubError {
+            throw APIError(error)
+        } catch let error as HTTPError {
+            switch error.status {
+            case .notFound:
+                throw APIError(.notFound, code: "NotFound", message: "no endpoint matches \(request.method) \(request.uri.path)")
+            case .contentTooLarge:
+                throw APIError(.contentTooLarge, code: "RequestTooLarge", message: "the request body is larger than this hub accepts")
+            case .methodNotAllowed:
+                throw APIError(.methodNotAllowed, code: "MethodNotAllowed", message: "\(request.method) is not allowed on \(request.uri.path)")
+            default:
+                throw APIError(error.status, code: "HTTPError", message: error.body ?? error.status.reasonPhrase)
+            }
+        } catch {
+            context.logger.error("request failed", metadata: ["error.type": "\(type(of: error))", "error": "\(error)"])
+            throw APIError(.internalServerError, code: "InternalError", message: "the hub failed to process the request; it was logged")
+        }
+    }
+}

@@ -1,3 +1,0 @@
-import NotificationHub
-/// Placeholder namespace for the data-plane API.
-public enum HubAPI {}

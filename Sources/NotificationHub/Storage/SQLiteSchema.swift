@@ -1,0 +1,58 @@
+extension SQLiteHubDatabase {
+    /// The hub's schema, one versioned step after another. Never edit a released step; add a new one.
+    public static let hubSchema: [Migration] = [
+        .init(
+            version: 1,
+            statements: [
+                """
+                CREATE TABLE installations (
+                    rid INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL UNIQUE,
+                    platform TEXT NOT NULL,
+                    push_channel TEXT NOT NULL,
+                    channel_is_object INTEGER NOT NULL DEFAULT 0,
+                    user_id TEXT,
+                    tags TEXT NOT NULL,
+                    templates TEXT,
+                    expired INTEGER NOT NULL DEFAULT 0,
+                    expiration_time REAL,
+                    last_update REAL NOT NULL
+                )
+                """,
+                "CREATE INDEX installations_platform ON installations(platform, rid)",
+                """
+                CREATE TABLE installation_tags (
+                    tag TEXT NOT NULL,
+                    rid INTEGER NOT NULL REFERENCES installations(rid) ON DELETE CASCADE,
+                    scope INTEGER NOT NULL,
+                    PRIMARY KEY (tag, rid, scope)
+                ) WITHOUT ROWID
+                """,
+                "CREATE INDEX installation_tags_rid ON installation_tags(rid)",
+            ]),
+        .init(
+            version: 2,
+            statements: [
+                """
+                CREATE TABLE notifications (
+                    id TEXT PRIMARY KEY,
+                    format TEXT NOT NULL,
+                    body BLOB NOT NULL,
+                    headers TEXT NOT NULL,
+                    audience TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    enqueue_time REAL NOT NULL,
+                    scheduled_time REAL,
+                    start_time REAL,
+                    end_time REAL,
+                    counts TEXT NOT NULL DEFAULT '{}',
+                    cursor INTEGER,
+                    lease_owner TEXT,
+                    lease_expires REAL,
+                    idempotency_key TEXT UNIQUE
+                )
+                """,
+                "CREATE INDEX notifications_due ON notifications(state, scheduled_time)",
+            ]),
+    ]
+}

@@ -1,0 +1,49 @@
+import Synchronization
+
+/// Wakes one waiting worker loop when there is new work; a signal sent while nobody waits is kept for the next wait.
+public final class WorkSignal: Sendable {
+    private struct State {
+        var signalled = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates a signal.
+    public init() {}
+
+    /// Wakes the waiter, or the next one.
+    public func signal() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter
+            }
+            state.signalled = true
+            return nil
+        }
+        waiter?.resume()
+    }
+
+    /// Waits for a signal or until `timeout` passes.
+    public func wait(upTo timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                self.signal()
+            }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.signalled {
+                        state.signalled = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+            group.cancelAll()
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import HTTPTypes
+import HubServer
+import HubTestSupport
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import NotificationHub
+
+/// A hub with a recording adapter behind the real router, its worker running.
+struct APITestHarness {
+    static let keys = [
+        AccessKey(name: "listen", rights: [.listen], primaryKey: "listen-key-0123456789"),
+        AccessKey(name: "send", rights: [.send], primaryKey: "send-key-0123456789", secondaryKey: "send-key-secondary-0123"),
+        AccessKey(name: "manage", rights: [.manage], primaryKey: "manage-key-0123456789"),
+    ]
+
+    let hub: Hub
+    let adapter: RecordingAdapter
+    let client: any TestClientProtocol
+
+    static func token(_ keyName: String, resource: String = "http://localhost/demo", expiry: Date = Date() + 3600) -> String {
+        let key = keys.first { $0.name == keyName }!
+        return SharedAccessSignature.make(resource: resource, keyName: keyName, key: key.primaryKey, expiry: expiry)
+    }
+
+    static func run<T: Sendable>(
+        limits: HubLimits = HubLimits(), _ body: @Sendable (APITestHarness) async throws -> T
+    ) async throws -> T {
+        let adapter = RecordingAdapter(limit: 2000)
+        let configuration = HubConfiguration(
+            name: "demo", keys: keys, storage: .memory, limits: limits,
+            delivery: DeliveryConfiguration(initialBackoffSeconds: 0.01), adapters: try AdapterSet([adapter]))
+        let hub = try await Hub.open(configuration: configuration, logger: Logger(label: "test"))
+        let app = Application(router: HubAPI(hubs: [hub], maximumRequestBytes: 65_536).makeRouter())
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                try await hub.run()
+                return nil
+            }
+            let result = try await app.test(.router) { client in
+                try await body(APITestHarness(hub: hub, adapter: adapter, client: client))
+            }
+            group.cancelAll()
+            try await group.waitForAll()
+            return result
+        }
+    }
+
+    @discardableResult
+    func request(
+        _ method: HTTPRequest.Method, _ uri: String, key: String? = "manage", headers: HTTPFields = [:],
+        body: String? = nil
+    ) async throws -> TestResponse {
+        var headers = headers
+        if let key { headers[.authorization] = Self.token(key) }
+        return try await client.execute(
+            uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+    }
+
+    /// Polls telemetry until the notification reaches a final state.
+    func waitForFinal(_ id: String) async throws -> NotificationRecord {
+        for _ in 0..<500 {
+            if let record = try await hub.notifications.record(id: id), record.state.isFinal { return record }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw HubError(.conflict, "notification \(id) did not finish")
+    }
+
+    static func installationJSON(_ id: String, tags: [String] = [], handle: String? = nil, extra: String = "") -> String {
+        let tagList = tags.map { "\"\($0)\"" }.joined(separator: ",")
+        return #"{"installationId":"\#(id)","platform":"test","pushChannel":"\#(handle ?? "dev-\(id)")","tags":[\#(tagList)]\#(extra)}"#
+    }
+}
+
+extension TestResponse {
+    /// The error code of a JSON error body.
+    var errorCode: String? {
+        let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: [String: String]]
+        return object?["error"]?["code"]
+    }
+
+    var errorMessage: String? {
+        let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: [String: String]]
+        return object?["error"]?["message"]
+    }
+
+    var text: String { String(buffer: body) }
+
+    var json: [String: Any]? {
+        try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
+    }
+}
