@@ -1,11 +1,18 @@
 import ArgumentParser
 
-/// The `hub` command line: serve, validate, send, token, emulate.
+/// The `hub` command line.
 @main
-struct Hub: AsyncParsableCommand {
+struct HubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hub",
         abstract: "A self-hosted, multi-platform push notification hub.",
-        subcommands: []
+        subcommands: [Serve.self, Validate.self, Token.self, Send.self, Emulate.self],
+        defaultSubcommand: Serve.self
     )
+}
+
+/// Options shared by commands that read `hub.yaml`.
+struct ConfigOptions: ParsableArguments {
+    @Option(name: [.customShort("c"), .long], help: "The configuration file.")
+    var config: String = "hub.yaml"
 }

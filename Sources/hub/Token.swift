@@ -1,0 +1,60 @@
+import ArgumentParser
+import Crypto
+import Foundation
+import HubServer
+import Logging
+import NotificationHub
+
+/// `hub token`: mints SAS tokens and connection strings for a hub's keys.
+struct Token: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a SharedAccessSignature token, a connection string, or a new random key.")
+
+    @OptionGroup var options: ConfigOptions
+
+    @Option(help: "The hub (default: the first).")
+    var hub: String?
+
+    @Option(help: "The key name (default: the hub's first key).")
+    var key: String?
+
+    @Option(help: "Seconds until the token expires.")
+    var expiresIn: Int = 3600
+
+    @Option(help: "The hub's public URL, which the token signs.")
+    var url: String?
+
+    @Flag(help: "Print an Azure-style connection string instead of a token.")
+    var connectionString = false
+
+    @Flag(help: "Print a new random key for hub.yaml and exit.")
+    var newKey = false
+
+    func run() async throws {
+        if newKey {
+            print(Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }).base64EncodedString())
+            return
+        }
+        var logger = Logger(label: "hub")
+        logger.logLevel = .warning
+        let loaded = try LoadedConfiguration.load(file: options.config, logger: logger)
+        guard let hubConfiguration = hub.map({ loaded.configuration.hub(named: $0) }) ?? loaded.configuration.hubs.first else {
+            throw ValidationError("no hub named '\(hub ?? "")' in \(options.config)")
+        }
+        guard let accessKey = key.map({ name in hubConfiguration.keys.first { $0.name == name } }) ?? hubConfiguration.keys.first else {
+            throw ValidationError("hub '\(hubConfiguration.name)' has no key named '\(key ?? "")'")
+        }
+        let server = loaded.configuration.server
+        let host = server.host == "0.0.0.0" || server.host == "::" ? "127.0.0.1" : server.host
+        let base = url ?? "\(server.tls == nil ? "http" : "https")://\(host):\(server.port)"
+        if connectionString {
+            let endpoint = base.replacingOccurrences(of: "https://", with: "sb://").replacingOccurrences(of: "http://", with: "sb://")
+            print("Endpoint=\(endpoint)/;SharedAccessKeyName=\(accessKey.name);SharedAccessKey=\(accessKey.primaryKey)")
+            return
+        }
+        print(
+            SharedAccessSignature.make(
+                resource: "\(base)/\(hubConfiguration.name)", keyName: accessKey.name, key: accessKey.primaryKey,
+                expiry: Date() + TimeInterval(expiresIn)))
+    }
+}
