@@ -106,6 +106,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "StoreBenchmark",
+            dependencies: ["NotificationHub", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/StoreBenchmark",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "HubTestSupport",
             dependencies: ["NotificationHub", .product(name: "NIOCore", package: "swift-nio")],

@@ -75,6 +75,9 @@ public protocol InstallationStore: Sendable {
     /// Creates or replaces an installation; sets `lastUpdate` and clears `expiredPushChannel`. Returns it as stored.
     func upsert(_ installation: Installation) async throws -> Installation
 
+    /// Creates or replaces many installations in one transaction (imports, benchmarks).
+    func upsert(contentsOf installations: [Installation]) async throws
+
     /// Reads, changes and writes an installation atomically. Throws ``HubError/Code/notFound`` when absent.
     func update(
         id: String, _ change: @Sendable (inout Installation) throws(HubError) -> Void

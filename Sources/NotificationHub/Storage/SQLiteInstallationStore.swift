@@ -40,6 +40,19 @@ public final class SQLiteInstallationStore: InstallationStore {
         return stored
     }
 
+    public func upsert(contentsOf installations: [Installation]) async throws {
+        let now = clock.now()
+        let rows = installations.map { installation in
+            var stored = installation
+            stored.lastUpdate = now
+            stored.expiredPushChannel = false
+            return stored
+        }
+        try await database.transaction { connection in
+            for row in rows { try await Self.write(row, on: connection) }
+        }
+    }
+
     public func update(
         id: String, _ change: @Sendable (inout Installation) throws(HubError) -> Void
     ) async throws -> Installation {
