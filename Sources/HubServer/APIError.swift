@@ -51,7 +51,7 @@ public struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
     public init(_ error: HubError) {
         let status: HTTPResponse.Status =
             switch error.code {
-            case .notFound: .notFound
+            case .notFound, .securePushDisabled: .notFound
             case .payloadTooLarge: .contentTooLarge
             case .conflict: .conflict
             case .storageFailure: .internalServerError

@@ -13,8 +13,12 @@ import Prometheus
 /// | PUT, PATCH, GET, DELETE | `/{hub}/installations/{id}` | Listen |
 /// | GET | `/{hub}/installations?tags=&top=&continuationToken=` | Manage |
 /// | POST | `/{hub}/messages` (`?direct`) | Send |
+/// | POST | `/{hub}/messages/$batch?direct` (multipart: notification + devices) | Send |
 /// | GET | `/{hub}/messages/{id}` | Send |
+/// | GET | `/{hub}/messages/{id}/feedback` | Send |
 /// | POST, DELETE | `/{hub}/schedulednotifications[/{id}]` | Send |
+/// | POST | `/{hub}/securenotifications` | Send |
+/// | GET | `/{hub}/securenotifications/{id}` | the app's bearer JWT |
 ///
 /// Plus `/healthz`, `/metrics` and `/openapi.yaml`.
 public struct HubAPI: Sendable {
@@ -25,16 +29,27 @@ public struct HubAPI: Sendable {
     /// The Prometheus registry `/metrics` reports, when metrics are on.
     public let metrics: PrometheusCollectorRegistry?
     let clock: any WallClock
+    /// Bearer token verifiers of the hubs with secure push, by hub name.
+    let deviceTokenVerifiers: [String: DeviceTokenVerifier]
 
     /// Creates the API over running hubs.
+    ///
+    /// - Throws: ``HubError`` when a hub's secure push keys cannot be used.
     public init(
         hubs: [Hub], maximumRequestBytes: Int = 65_536, metrics: PrometheusCollectorRegistry? = nil,
         clock: any WallClock = SystemWallClock()
-    ) {
+    ) throws {
         self.hubs = Dictionary(hubs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.maximumRequestBytes = maximumRequestBytes
         self.metrics = metrics
         self.clock = clock
+        var verifiers: [String: DeviceTokenVerifier] = [:]
+        for hub in hubs {
+            if let settings = hub.configuration.securePush {
+                verifiers[hub.name] = try DeviceTokenVerifier(settings.authentication)
+            }
+        }
+        deviceTokenVerifiers = verifiers
     }
 
     /// Every route as `METHOD path`, for the OpenAPI consistency check.
@@ -43,8 +58,10 @@ public struct HubAPI: Sendable {
         "PUT /{hub}/installations/{installationId}", "PATCH /{hub}/installations/{installationId}",
         "GET /{hub}/installations/{installationId}", "DELETE /{hub}/installations/{installationId}",
         "GET /{hub}/installations",
-        "POST /{hub}/messages", "GET /{hub}/messages/{notificationId}",
+        "POST /{hub}/messages", "POST /{hub}/messages/$batch", "GET /{hub}/messages/{notificationId}",
+        "GET /{hub}/messages/{notificationId}/feedback",
         "POST /{hub}/schedulednotifications", "DELETE /{hub}/schedulednotifications/{notificationId}",
+        "POST /{hub}/securenotifications", "GET /{hub}/securenotifications/{secureId}",
     ]
 
     /// Builds the router.
@@ -72,9 +89,13 @@ public struct HubAPI: Sendable {
         router.delete("/:hub/installations/:id") { request, context in try await deleteInstallation(request, context) }
         router.get("/:hub/installations") { request, context in try await listInstallations(request, context) }
         router.post("/:hub/messages") { request, context in try await send(request, context, scheduled: false) }
+        router.post("/:hub/messages/$batch") { request, context in try await batchSend(request, context) }
         router.get("/:hub/messages/:id") { request, context in try await messageDetails(request, context) }
+        router.get("/:hub/messages/:id/feedback") { request, context in try await feedback(request, context) }
         router.post("/:hub/schedulednotifications") { request, context in try await send(request, context, scheduled: true) }
         router.delete("/:hub/schedulednotifications/:id") { request, context in try await cancelScheduled(request, context) }
+        router.post("/:hub/securenotifications") { request, context in try await createSecureNotification(request, context) }
+        router.get("/:hub/securenotifications/:id") { request, context in try await readSecureNotification(request, context) }
         return router
     }
 
@@ -212,9 +233,16 @@ public struct HubAPI: Sendable {
         "accept-language", "transfer-encoding", "expect", "te", "keep-alive", "idempotency-key",
     ]
 
-    func send(_ request: Request, _ context: BasicRequestContext, scheduled: Bool) async throws -> Response {
+    /// The format, passthrough headers and body of a send request.
+    struct SendRequest {
+        var hub: Hub
+        var format: NotificationFormat
+        var headers: NotificationHeaders
+        var body: ByteBuffer
+    }
+
+    func parseSend(_ request: Request, _ context: BasicRequestContext, body buffer: ByteBuffer) throws -> SendRequest {
         let hub = try authorize(request, context, .send)
-        let buffer = try await body(request)
         let formatName = request.headers[HTTPField.Name("ServiceBusNotification-Format")!]
         guard let formatName, !formatName.isEmpty else {
             throw APIError.badRequest(
@@ -232,22 +260,39 @@ public struct HubAPI: Sendable {
             }
             headers[field.name.rawName] = field.value
         }
+        return SendRequest(hub: hub, format: format, headers: headers, body: buffer)
+    }
 
+    /// The platform a direct send in `format` goes to.
+    func directPlatform(_ send: SendRequest) throws -> Platform {
+        guard send.format != .template, let platform = send.hub.configuration.adapters.directPlatform(for: send.format) else {
+            throw APIError.badRequest("InvalidFormat", "a direct send needs a native format, not '\(send.format)'")
+        }
+        return platform
+    }
+
+    func send(_ request: Request, _ context: BasicRequestContext, scheduled: Bool) async throws -> Response {
+        let send = try parseSend(request, context, body: try await body(request))
+        let hub = send.hub
         let audience: Audience
         let query = request.uri.queryParameters
         if query.has("direct") {
             guard let handle = request.headers[HTTPField.Name("ServiceBusNotification-DeviceHandle")!], !handle.isEmpty else {
                 throw APIError.badRequest("MissingDeviceHandle", "a direct send needs the ServiceBusNotification-DeviceHandle header")
             }
-            guard format != .template, let platform = hub.configuration.adapters.directPlatform(for: format) else {
-                throw APIError.badRequest("InvalidFormat", "a direct send needs a native format, not '\(format)'")
-            }
+            let platform = try directPlatform(send)
             try hub.configuration.adapters.validate(pushChannel: .handle(handle), platform: platform)
             audience = .handles(platform, [.handle(handle)])
         } else if let tags = request.headers[HTTPField.Name("ServiceBusNotification-Tags")!], !tags.isEmpty {
             audience = .tags(try hub.parseExpression(tags))
         } else {
             audience = .all
+        }
+        let notification = Notification(
+            format: send.format, body: send.body, headers: send.headers, audience: audience, createdAt: clock.now())
+        if query.has("test") {
+            guard !scheduled else { throw APIError.badRequest("InvalidParameter", "a scheduled send cannot be a test send") }
+            return try testOutcome(try await hub.testSend(notification), request)
         }
 
         var scheduleTime: Date?
@@ -261,16 +306,110 @@ public struct HubAPI: Sendable {
             }
             scheduleTime = time
         }
+        return try await accept(notification, hub: hub, request: request, scheduleTime: scheduleTime, scheduled: scheduled)
+    }
+
+    /// Enqueues a notification (honouring `Idempotency-Key`) and answers 201 with its location.
+    func accept(
+        _ notification: NotificationHub.Notification, hub: Hub, request: Request, scheduleTime: Date?, scheduled: Bool
+    ) async throws -> Response {
         let idempotencyKey = request.headers[HTTPField.Name("Idempotency-Key")!]
         if let idempotencyKey, idempotencyKey.isEmpty || idempotencyKey.utf8.count > 200 {
             throw APIError.badRequest("InvalidIdempotencyKey", "Idempotency-Key must be 1–200 characters")
         }
-        let notification = Notification(format: format, body: buffer, headers: headers, audience: audience, createdAt: clock.now())
         let id = try await hub.enqueue(notification, scheduledTime: scheduleTime, idempotencyKey: idempotencyKey.map { "\(hub.name)/\($0)" })
         let location = "\(Self.origin(of: request))/\(hub.name)/\(scheduled ? "schedulednotifications" : "messages")/\(id)"
         return Response(
             status: .created,
             headers: [.location: location, HTTPField.Name("TrackingId")!: id, .contentLength: "0"])
+    }
+
+    /// `POST /{hub}/messages/$batch?direct`: one notification to up to 1000 device handles, as a multipart/mixed
+    /// body with a `notification` part (the payload) and a `devices` part (a JSON array of handles).
+    func batchSend(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        guard request.uri.queryParameters.has("direct") else {
+            throw APIError.badRequest("InvalidParameter", "a $batch send must be direct: add ?direct")
+        }
+        let buffer = try await body(request)
+        let send = try parseSend(request, context, body: buffer)
+        guard let contentType = request.headers[.contentType] else {
+            throw APIError.badRequest("InvalidBatch", "send a multipart/mixed body with a boundary")
+        }
+        let parts = try BatchMultipart.parse(buffer, contentType: contentType)
+        let platform = try directPlatform(send)
+        var handles: [PushChannel] = []
+        for handle in parts.devices {
+            do {
+                try send.hub.configuration.adapters.validate(pushChannel: .handle(handle), platform: platform)
+            } catch {
+                throw APIError(.badRequest, code: error.code.rawValue, message: "device handle #\(handles.count + 1): \(error.message)")
+            }
+            handles.append(.handle(handle))
+        }
+        var headers = send.headers
+        headers["Content-Type"] = parts.contentType
+        let notification = Notification(
+            format: send.format, body: parts.notification, headers: headers, audience: .handles(platform, handles),
+            createdAt: clock.now())
+        return try await accept(notification, hub: send.hub, request: request, scheduleTime: nil, scheduled: false)
+    }
+
+    /// Azure's `NotificationOutcome` for a test send, as JSON or XML.
+    func testOutcome(_ results: [TestSendResult], _ request: Request) throws -> Response {
+        let outcome = TestSendOutcome(results)
+        if let accept = request.headers[.accept], accept.contains("xml"), !accept.contains("json") {
+            return Response(
+                status: .created, headers: [.contentType: "application/xml; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: outcome.xml())))
+        }
+        return try json(outcome, status: .created)
+    }
+
+    struct FeedbackList: Encodable {
+        struct Entry: Encodable {
+            var time: String
+            var platform: String
+            var outcome: String
+            var reason: String?
+            var installationId: String?
+            var pnsHandle: String
+        }
+
+        var failures: [Entry]
+        var continuationToken: String?
+    }
+
+    /// `GET /{hub}/messages/{id}/feedback`: the devices a notification failed to reach, pageable.
+    func feedback(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let hub = try authorize(request, context, .send)
+        let id = try context.parameters.require("id")
+        guard try await hub.notifications.record(id: id) != nil else {
+            throw APIError(.notFound, code: "NotificationNotFound", message: "notification '\(id)' does not exist")
+        }
+        let query = request.uri.queryParameters
+        var top = 1000
+        if let text = query.get("top") {
+            guard let value = Int(text), (1...10_000).contains(value) else {
+                throw APIError.badRequest("InvalidParameter", "top must be an integer from 1 to 10000")
+            }
+            top = value
+        }
+        var cursor: Int64?
+        if let token = query.get("continuationToken"), !token.isEmpty {
+            guard let value = Int64(token, radix: 36), value >= 0 else {
+                throw APIError.badRequest("InvalidContinuationToken", "continuationToken is not one this hub returned")
+            }
+            cursor = value
+        }
+        let page = try await hub.notifications.failures(id: id, after: cursor, limit: top)
+        let list = FeedbackList(
+            failures: page.failures.map {
+                .init(
+                    time: HubDateFormat.string(from: $0.time), platform: $0.platform.name, outcome: $0.outcome.name,
+                    reason: $0.reason, installationId: $0.installationID, pnsHandle: $0.handle)
+            },
+            continuationToken: page.next.map { String($0, radix: 36) })
+        return try json(list)
     }
 
     static func origin(of request: Request) -> String {

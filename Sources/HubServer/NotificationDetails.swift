@@ -48,30 +48,32 @@ struct NotificationDetails: Encodable {
     }
 
     func xml() -> String {
-        func escape(_ text: String) -> String {
-            text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-                .replacingOccurrences(of: ">", with: "&gt;")
-        }
         func time(_ name: String, _ date: Date?) -> String {
             date.map { "<\(name)>\(HubDateFormat.string(from: $0))</\(name)>" } ?? ""
         }
         var xml = #"<?xml version="1.0" encoding="utf-8"?>"#
         xml += #"<NotificationDetails xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect" xmlns:i="http://www.w3.org/2001/XMLSchema-instance">"#
-        xml += "<NotificationId>\(escape(notificationId))</NotificationId>"
-        xml += "<Location>\(escape(location))</Location>"
+        xml += "<NotificationId>\(xmlEscape(notificationId))</NotificationId>"
+        xml += "<Location>\(xmlEscape(location))</Location>"
         xml += "<State>\(state)</State>"
         xml += time("EnqueueTime", enqueueTime) + time("ScheduledTime", scheduledTime)
         xml += time("StartTime", startTime) + time("EndTime", endTime)
-        xml += "<TargetPlatforms>\(escape(targetPlatforms.joined(separator: ",")))</TargetPlatforms>"
+        xml += "<TargetPlatforms>\(xmlEscape(targetPlatforms.joined(separator: ",")))</TargetPlatforms>"
         for platform in outcomeCounts.keys.sorted() {
             let element = Self.countsElement(platform)
             xml += "<\(element)>"
             for outcome in outcomeCounts[platform] ?? [] {
-                xml += "<Outcome><Name>\(escape(outcome.name))</Name><Count>\(outcome.count)</Count></Outcome>"
+                xml += "<Outcome><Name>\(xmlEscape(outcome.name))</Name><Count>\(outcome.count)</Count></Outcome>"
             }
             xml += "</\(element)>"
         }
         xml += "</NotificationDetails>"
         return xml
     }
+}
+
+/// Escapes text for an XML element's content.
+func xmlEscape(_ text: String) -> String {
+    text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        .replacingOccurrences(of: ">", with: "&gt;")
 }

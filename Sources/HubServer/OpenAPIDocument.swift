@@ -15,6 +15,7 @@ info:
     `{"error": {"code": "...", "message": "..."}}`.
 components:
   securitySchemes:
+    bearer: {type: http, scheme: bearer, bearerFormat: JWT}
     sas:
       type: apiKey
       in: header
@@ -88,6 +89,21 @@ components:
         op: {type: string, enum: [add, remove, replace]}
         path: {type: string}
         value: {}
+    NotificationOutcome:
+      type: object
+      properties:
+        success: {type: integer}
+        failure: {type: integer}
+        results:
+          type: array
+          items:
+            type: object
+            properties:
+              applicationPlatform: {type: string}
+              pnsHandle: {type: string}
+              registrationId: {type: string}
+              outcome: {type: string}
+              reason: {type: string}
     NotificationDetails:
       type: object
       properties:
@@ -213,6 +229,7 @@ paths:
       - $ref: "#/components/parameters/hub"
       - $ref: "#/components/parameters/apiVersion"
       - {name: direct, in: query, schema: {type: string}, description: "Present: send to ServiceBusNotification-DeviceHandle"}
+      - {name: test, in: query, schema: {type: string}, description: "Present: deliver now to at most 10 devices and return each outcome"}
       - {name: ServiceBusNotification-Format, in: header, required: true, schema: {type: string}}
       - {name: ServiceBusNotification-Tags, in: header, schema: {type: string}}
       - {name: ServiceBusNotification-DeviceHandle, in: header, schema: {type: string}}
@@ -226,11 +243,63 @@ paths:
           application/xml: {schema: {type: string}}
           application/octet-stream: {schema: {type: string}}
       responses:
-        "201": {description: "Accepted; Location and TrackingId name the notification."}
+        "201":
+          description: "Accepted; Location and TrackingId name the notification. With ?test: the per-device outcomes."
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/NotificationOutcome"}
         "400": {$ref: "#/components/responses/Error"}
         "401": {$ref: "#/components/responses/Error"}
         "403": {$ref: "#/components/responses/Error"}
         "413": {$ref: "#/components/responses/Error"}
+  /{hub}/messages/$batch:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - $ref: "#/components/parameters/apiVersion"
+      - {name: direct, in: query, required: true, schema: {type: string}}
+      - {name: ServiceBusNotification-Format, in: header, required: true, schema: {type: string}}
+    post:
+      summary: "Send one notification to up to 1000 device handles (Send): a multipart/mixed body with a `notification` part (the payload) and a `devices` part (a JSON array of handles)."
+      requestBody:
+        required: true
+        content:
+          multipart/mixed: {schema: {type: string}}
+      responses:
+        "201": {description: "Accepted; Location and TrackingId name the notification."}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "413": {$ref: "#/components/responses/Error"}
+  /{hub}/messages/{notificationId}/feedback:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - $ref: "#/components/parameters/notificationId"
+      - {name: top, in: query, schema: {type: integer, minimum: 1, maximum: 10000, default: 1000}}
+      - {name: continuationToken, in: query, schema: {type: string}}
+    get:
+      summary: The devices a notification failed to reach (time, platform, outcome, reason, installation, handle), oldest first (Send).
+      responses:
+        "200":
+          description: One page of failures.
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  failures:
+                    type: array
+                    items:
+                      type: object
+                      properties:
+                        time: {type: string, format: date-time}
+                        platform: {type: string}
+                        outcome: {type: string}
+                        reason: {type: string}
+                        installationId: {type: string}
+                        pnsHandle: {type: string}
+                  continuationToken: {type: string}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
   /{hub}/messages/{notificationId}:
     parameters:
       - $ref: "#/components/parameters/hub"
@@ -271,6 +340,58 @@ paths:
       summary: Cancel a scheduled notification that has not started (Send).
       responses:
         "200": {description: Cancelled.}
+        "404": {$ref: "#/components/responses/Error"}
+  /{hub}/securenotifications:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+    post:
+      summary: "Store a sensitive payload in the hub and push only its id to every matching device (Send)."
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [payload]
+              properties:
+                payload: {description: Any JSON value; never sent through a platform.}
+                tags: {type: string, description: "A tag expression, e.g. username:alice (or give userId)"}
+                userId: {type: string}
+                timeToLiveSeconds: {type: number}
+                readOnce: {type: boolean}
+      responses:
+        "201":
+          description: Stored and announced.
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  id: {type: string}
+                  notificationIds: {type: array, items: {type: string}}
+                  expiresAt: {type: string, format: date-time}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+  /{hub}/securenotifications/{secureId}:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - {name: secureId, in: path, required: true, schema: {type: string}}
+    get:
+      summary: "Fetch a secure payload with the app's bearer JWT; 404 unless the token's user is in the audience."
+      security: [{bearer: []}]
+      responses:
+        "200":
+          description: The payload; marked read (deleted when read-once).
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  id: {type: string}
+                  payload: {}
+                  createdAt: {type: string, format: date-time}
+        "401": {$ref: "#/components/responses/Error"}
         "404": {$ref: "#/components/responses/Error"}
 """#
 }

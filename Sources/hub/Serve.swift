@@ -40,7 +40,7 @@ struct Serve: AsyncParsableCommand {
         }
         let hubNames = hubs.map(\.name).joined(separator: ",")
         let server = loaded.configuration.server
-        let api = HubAPI(hubs: hubs, maximumRequestBytes: server.maximumRequestBytes, metrics: registry)
+        let api = try HubAPI(hubs: hubs, maximumRequestBytes: server.maximumRequestBytes, metrics: registry)
         let applicationConfiguration = ApplicationConfiguration(
             address: .hostname(server.host, port: server.port), serverName: "NotificationHub")
         let onRunning: @Sendable (any Channel) async -> Void = { channel in

@@ -18,6 +18,7 @@ struct APITestHarness {
 
     let hub: Hub
     let adapter: RecordingAdapter
+    let adapters: [RecordingAdapter]
     let client: any TestClientProtocol
 
     static func token(_ keyName: String, resource: String = "http://localhost/demo", expiry: Date = Date() + 3600) -> String {
@@ -26,21 +27,24 @@ struct APITestHarness {
     }
 
     static func run<T: Sendable>(
-        limits: HubLimits = HubLimits(), _ body: @Sendable (APITestHarness) async throws -> T
+        limits: HubLimits = HubLimits(), adapters: [RecordingAdapter] = [RecordingAdapter(limit: 2000)],
+        securePush: SecurePushConfiguration? = nil, clock: any WallClock = SystemWallClock(),
+        logger: Logger = Logger(label: "test"), _ body: @Sendable (APITestHarness) async throws -> T
     ) async throws -> T {
-        let adapter = RecordingAdapter(limit: 2000)
         let configuration = HubConfiguration(
             name: "demo", keys: keys, storage: .memory, limits: limits,
-            delivery: DeliveryConfiguration(initialBackoffSeconds: 0.01), adapters: try AdapterSet([adapter]))
-        let hub = try await Hub.open(configuration: configuration, logger: Logger(label: "test"))
-        let app = Application(router: HubAPI(hubs: [hub], maximumRequestBytes: 65_536).makeRouter())
+            delivery: DeliveryConfiguration(initialBackoffSeconds: 0.01), adapters: try AdapterSet(adapters),
+            securePush: securePush)
+        let hub = try await Hub.open(configuration: configuration, clock: clock, logger: logger)
+        let app = Application(
+            router: try HubAPI(hubs: [hub], maximumRequestBytes: 65_536, clock: clock).makeRouter(), logger: logger)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
                 try await hub.run()
                 return nil
             }
             let result = try await app.test(.router) { client in
-                try await body(APITestHarness(hub: hub, adapter: adapter, client: client))
+                try await body(APITestHarness(hub: hub, adapter: adapters[0], adapters: adapters, client: client))
             }
             group.cancelAll()
             try await group.waitForAll()

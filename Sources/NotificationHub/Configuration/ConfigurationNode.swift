@@ -330,37 +330,42 @@ public final class ConfigurationNode {
     /// A secret: a plain value (usually `${ENV}`), or `{file: path}` to read it from a file, or `{env: NAME}`.
     /// The value itself never appears in problems.
     public func secret(_ key: String, required: Bool = true) -> String? {
-        let child = child(key)
-        guard child.isPresent else {
-            if required { child.report("missing required secret '\(key)'; give a value, ${ENV_VAR} or {file: path}") }
+        child(key).secretValue(required: required, name: key)
+    }
+
+    /// This node read as a secret (see ``secret(_:required:)``), e.g. an element of a list of keys.
+    public func secretValue(required: Bool = true, name: String? = nil) -> String? {
+        let label = name ?? keyPath
+        guard isPresent else {
+            if required { report("missing required secret '\(label)'; give a value, ${ENV_VAR} or {file: path}") }
             return nil
         }
-        if child.node?.mapping != nil {
-            let file = child.string("file")
-            let env = child.string("env")
-            child.rejectUnknownKeys()
+        if node?.mapping != nil {
+            let file = string("file")
+            let env = string("env")
+            rejectUnknownKeys()
             if let file {
                 let path = resolvePath(file)
                 guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
                 else {
-                    child.report("cannot read secret file '\(path)'")
+                    report("cannot read secret file '\(path)'")
                     return nil
                 }
                 return text
             }
             if let env {
                 guard let value = source.environment[env], !value.isEmpty else {
-                    child.report("environment variable \(env) is not set")
+                    report("environment variable \(env) is not set")
                     return nil
                 }
                 return value
             }
-            child.report("a secret mapping needs 'file' or 'env'")
+            report("a secret mapping needs 'file' or 'env'")
             return nil
         }
-        guard let text = child.scalarText else { return nil }
+        guard let text = scalarText else { return nil }
         if text.isEmpty, required {
-            child.report("the secret '\(key)' is empty")
+            report("the secret '\(label)' is empty")
             return nil
         }
         return text

@@ -117,12 +117,16 @@ public struct HubConfiguration: Sendable {
     public var delivery: DeliveryConfiguration
     /// The platform adapters, created but not started.
     public var adapters: AdapterSet
+    /// Secure push settings; `nil` turns the secure notification endpoints off.
+    public var securePush: SecurePushConfiguration?
 
     /// Creates a hub configuration in code (tests, embedding).
     public init(
         name: String, keys: [AccessKey] = [], storage: StorageConfiguration = .memory, limits: HubLimits = HubLimits(),
-        delivery: DeliveryConfiguration = DeliveryConfiguration(), adapters: AdapterSet
+        delivery: DeliveryConfiguration = DeliveryConfiguration(), adapters: AdapterSet,
+        securePush: SecurePushConfiguration? = nil
     ) {
+        self.securePush = securePush
         self.name = name
         self.keys = keys
         self.storage = storage
@@ -152,6 +156,7 @@ public struct HubConfiguration: Sendable {
         storage = StorageConfiguration(node.child("storage"), hubName: name)
         limits = HubLimits(node.child("limits"))
         delivery = DeliveryConfiguration(node.child("delivery"))
+        securePush = SecurePushConfiguration(node.child("securePush"))
 
         var adapters: [any PlatformAdapter] = []
         let adaptersNode = node.child("adapters")
@@ -292,9 +297,11 @@ public struct HubLimits: Sendable, Hashable {
 
 /// How a hub fans out.
 public struct DeliveryConfiguration: Sendable, Hashable {
-    /// Installations read from the store per page. Default 1000.
+    /// Installations read from the store per page; progress is recorded per page. Default 1000.
     public var pageSize: Int
-    /// Deliveries handed to an adapter in one call. Default 500.
+    /// Pages of one notification delivered at once. A restarted fan-out repeats at most these pages. Default 3.
+    public var pagesInFlight: Int
+    /// Deliveries handed to an adapter in one call. Default 250.
     public var batchSize: Int
     /// Adapter calls in flight at once per notification. Default 8.
     public var concurrency: Int
@@ -310,6 +317,10 @@ public struct DeliveryConfiguration: Sendable, Hashable {
     public var parallelNotifications: Int
     /// What to do with an installation whose channel the platform reports expired. Default `markExpired`.
     public var expiredChannelPolicy: ExpiredChannelPolicy
+    /// Adapter calls in flight per platform across all of the hub's notifications (platform name → limit).
+    public var platformConcurrency: [String: Int]
+    /// Deliveries per second the hub hands to platforms at most, across all notifications; `nil` = unlimited.
+    public var rateLimitPerSecond: Double?
 
     /// What happens to installations whose push channel expired.
     public enum ExpiredChannelPolicy: String, Sendable, Hashable {
@@ -321,10 +332,14 @@ public struct DeliveryConfiguration: Sendable, Hashable {
 
     /// Creates settings with the defaults.
     public init(
-        pageSize: Int = 1000, batchSize: Int = 500, concurrency: Int = 8, abandonAfterSeconds: Double = 1800,
+        pageSize: Int = 1000, batchSize: Int = 250, concurrency: Int = 8, abandonAfterSeconds: Double = 1800,
         maximumAttempts: Int = 8, initialBackoffSeconds: Double = 0.5, maximumBackoffSeconds: Double = 60,
-        expiredChannelPolicy: ExpiredChannelPolicy = .markExpired, parallelNotifications: Int = 4
+        expiredChannelPolicy: ExpiredChannelPolicy = .markExpired, parallelNotifications: Int = 4,
+        pagesInFlight: Int = 3, platformConcurrency: [String: Int] = [:], rateLimitPerSecond: Double? = nil
     ) {
+        self.pagesInFlight = pagesInFlight
+        self.platformConcurrency = platformConcurrency
+        self.rateLimitPerSecond = rateLimitPerSecond
         self.parallelNotifications = parallelNotifications
         self.pageSize = pageSize
         self.batchSize = batchSize
@@ -341,6 +356,14 @@ public struct DeliveryConfiguration: Sendable, Hashable {
         guard node.isPresent else { return }
         pageSize = node.integer("pageSize", default: pageSize, in: 1...100_000)
         batchSize = node.integer("batchSize", default: batchSize, in: 1...100_000)
+        pagesInFlight = node.integer("pagesInFlight", default: pagesInFlight, in: 1...64)
+        let platformNode = node.child("platformConcurrency")
+        for (key, _) in platformNode.entries() {
+            platformConcurrency[key] = platformNode.integer(key, default: 8, in: 1...4096)
+        }
+        if node.child("rateLimitPerSecond").isPresent {
+            rateLimitPerSecond = Double(node.integer("rateLimitPerSecond", default: 1000, in: 1...10_000_000))
+        }
         concurrency = node.integer("concurrency", default: concurrency, in: 1...1024)
         abandonAfterSeconds = node.seconds("abandonAfterSeconds", default: abandonAfterSeconds, in: 1...604_800)
         maximumAttempts = node.integer("maximumAttempts", default: maximumAttempts, in: 1...100)

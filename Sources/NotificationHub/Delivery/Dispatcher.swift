@@ -31,6 +31,49 @@ public struct DispatchSummary: Sendable, Hashable {
     }
 }
 
+/// What one stretch of a fan-out produced: handed to the notification store so a restart resumes after `cursor`.
+public struct DispatchCheckpoint: Sendable {
+    /// Outcome counts of the deliveries completed since the previous checkpoint.
+    public var summary: DispatchSummary
+    /// The failed deliveries among them.
+    public var failures: [DeliveryFailure]
+    /// Where the audience scan may resume; `nil` when it is not resumable (direct sends, the last page).
+    public var cursor: InstallationCursor?
+
+    /// Creates a checkpoint.
+    public init(summary: DispatchSummary, failures: [DeliveryFailure], cursor: InstallationCursor?) {
+        self.summary = summary
+        self.failures = failures
+        self.cursor = cursor
+    }
+}
+
+/// One device that did not receive a notification, for the feedback list.
+public struct DeliveryFailure: Sendable, Hashable {
+    /// When the outcome was final.
+    public var time: Date
+    /// The device's platform.
+    public var platform: Platform
+    /// The outcome.
+    public var outcome: Outcome
+    /// The platform's reason, if it gave one.
+    public var reason: String?
+    /// The installation, or `nil` for a direct send.
+    public var installationID: String?
+    /// The device handle (its storage form).
+    public var handle: String
+
+    /// Creates a failure record.
+    public init(time: Date, platform: Platform, outcome: Outcome, reason: String?, installationID: String?, handle: String) {
+        self.time = time
+        self.platform = platform
+        self.outcome = outcome
+        self.reason = reason
+        self.installationID = installationID
+        self.handle = handle
+    }
+}
+
 /// Fans a notification out: resolves its audience from the store page by page, renders per-device payloads,
 /// groups deliveries by platform, hands batches to adapters with bounded concurrency, retries retryable outcomes
 /// with backoff, and applies platform feedback (expired channels) to the store.
@@ -39,6 +82,7 @@ public struct Dispatcher: Sendable {
     let adapters: AdapterSet
     let configuration: DeliveryConfiguration
     let templates: TemplateCache
+    let limits: DeliveryLimits
     let logger: Logger
 
     /// Creates a dispatcher.
@@ -50,6 +94,7 @@ public struct Dispatcher: Sendable {
         self.adapters = adapters
         self.configuration = configuration
         self.templates = templates
+        self.limits = DeliveryLimits(configuration)
         self.logger = logger
     }
 
@@ -59,24 +104,68 @@ public struct Dispatcher: Sendable {
         var deliveries: [Delivery]
     }
 
-    /// Delivers `notification` to its audience and returns the outcome counts.
-    public func dispatch(_ notification: Notification) async throws -> DispatchSummary {
-        let started = ContinuousClock.now
-        let deadline = started + .seconds(configuration.abandonAfterSeconds)
+    /// What one page of the audience produced once every delivery in it is final.
+    struct PageResult: Sendable {
+        var index: Int
+        var end: InstallationCursor?
         var summary = DispatchSummary()
+        var failures: [DeliveryFailure] = []
+
+        mutating func merge(_ other: PageResult) {
+            summary.merge(other.summary)
+            failures += other.failures
+        }
+    }
+
+    /// Delivers `notification` to its audience and returns the outcome counts.
+    ///
+    /// The audience is read page by page after `cursor` (a resumed fan-out). Up to
+    /// ``DeliveryConfiguration/pagesInFlight`` pages are delivered at once; a retrying page holds back only its own
+    /// completion, not the fan-out. Each time the oldest unfinished page completes, `checkpoint` is called with the
+    /// counts and failures of the pages completed since the last checkpoint and the cursor after them, so a
+    /// restarted hub resumes there and repeats at most the pages that were in flight.
+    ///
+    /// - Parameters:
+    ///   - abandonAfter: how long retryable deliveries may keep trying; defaults to the configured window.
+    public func dispatch(
+        _ notification: Notification, resumingAfter cursor: InstallationCursor? = nil, abandonAfter: Duration? = nil,
+        checkpoint: (@Sendable (DispatchCheckpoint) async throws -> Void)? = nil
+    ) async throws -> DispatchSummary {
+        let started = ContinuousClock.now
+        let deadline = started + (abandonAfter ?? .seconds(configuration.abandonAfterSeconds))
         let properties: TemplateProperties? =
             notification.format == .template
             ? try TemplateProperties(json: JSONValue(parsingBody: notification.body.readableBytesView)) : nil
+        var total = DispatchSummary()
+        let calls = AsyncSemaphore(permits: configuration.concurrency)
 
-        try await withThrowingTaskGroup(of: DispatchSummary.self) { group in
+        try await withThrowingTaskGroup(of: PageResult.self) { group in
             var inFlight = 0
-            func submit(_ batch: Batch) async throws {
-                if inFlight >= configuration.concurrency, let done = try await group.next() {
-                    summary.merge(done)
-                    inFlight -= 1
+            var nextToCommit = 0
+            var finished: [Int: PageResult] = [:]
+
+            /// Waits for one page and commits every page that is now complete in order.
+            func collect() async throws {
+                guard let result = try await group.next() else { return }
+                inFlight -= 1
+                finished[result.index] = result
+                var committed: PageResult?
+                while let next = finished.removeValue(forKey: nextToCommit) {
+                    if committed == nil { committed = PageResult(index: next.index, end: nil) }
+                    committed!.merge(next)
+                    committed!.end = next.end ?? committed!.end
+                    nextToCommit += 1
                 }
-                group.addTask { await deliver(batch, deadline: deadline) }
+                guard let committed else { return }
+                total.merge(committed.summary)
+                try await checkpoint?(
+                    DispatchCheckpoint(summary: committed.summary, failures: committed.failures, cursor: committed.end))
+            }
+
+            func submit(_ page: PageResult, _ deliveries: [Delivery]) async throws {
+                while inFlight >= configuration.pagesInFlight { try await collect() }
                 inFlight += 1
+                group.addTask { await deliver(page: page, deliveries, calls: calls, deadline: deadline) }
             }
 
             switch notification.audience {
@@ -86,12 +175,7 @@ public struct Dispatcher: Sendable {
                         notificationID: notification.id, installationID: nil, platform: platform, pushChannel: $0,
                         format: notification.format, payload: notification.body, headers: notification.headers)
                 }
-                for chunk in stride(from: 0, to: deliveries.count, by: configuration.batchSize) {
-                    try await submit(
-                        Batch(
-                            platform: platform,
-                            deliveries: Array(deliveries[chunk..<min(chunk + configuration.batchSize, deliveries.count)])))
-                }
+                try await submit(PageResult(index: 0, end: nil), deliveries)
             case .all, .tags:
                 var expression: TagExpression?
                 if case .tags(let parsed) = notification.audience { expression = parsed }
@@ -100,37 +184,56 @@ public struct Dispatcher: Sendable {
                     scope: properties == nil ? .installation : .includingTemplates,
                     platforms: adapters.platforms(for: notification.format),
                     includeExpired: false)
-                var pending: [Platform: [Delivery]] = [:]
-                for try await page in store.pages(query, pageSize: configuration.pageSize) {
+                var index = 0
+                for try await page in store.pages(query, pageSize: configuration.pageSize, after: cursor) {
+                    var result = PageResult(index: index, end: page.next)
+                    var deliveries: [Delivery] = []
+                    deliveries.reserveCapacity(page.installations.count)
                     for installation in page.installations {
-                        for delivery in deliveries(for: installation, notification, properties, expression, &summary) {
-                            pending[delivery.platform, default: []].append(delivery)
-                            if pending[delivery.platform]!.count >= configuration.batchSize {
-                                try await submit(Batch(platform: delivery.platform, deliveries: pending.removeValue(forKey: delivery.platform)!))
-                            }
-                        }
+                        deliveries += self.deliveries(for: installation, notification, properties, expression, &result)
                     }
-                }
-                for (platform, rest) in pending.sorted(by: { $0.key < $1.key }) where !rest.isEmpty {
-                    try await submit(Batch(platform: platform, deliveries: rest))
+                    try await submit(result, deliveries)
+                    index += 1
                 }
             }
-            for try await done in group { summary.merge(done) }
+            while inFlight > 0 { try await collect() }
         }
         logger.debug(
             "dispatched",
             metadata: [
-                "notification.id": .string(notification.id), "notification.targets": "\(summary.total)",
+                "notification.id": .string(notification.id), "notification.targets": "\(total.total)",
                 "notification.seconds": "\(ContinuousClock.now - started)",
             ])
-        return summary
+        return total
+    }
+
+    /// Delivers one page's deliveries in batches per platform, concurrently within the configured limit.
+    func deliver(
+        page: PageResult, _ deliveries: [Delivery], calls: AsyncSemaphore, deadline: ContinuousClock.Instant
+    ) async -> PageResult {
+        var byPlatform: [Platform: [Delivery]] = [:]
+        for delivery in deliveries { byPlatform[delivery.platform, default: []].append(delivery) }
+        var batches: [Batch] = []
+        for (platform, list) in byPlatform.sorted(by: { $0.key < $1.key }) {
+            for start in stride(from: 0, to: list.count, by: configuration.batchSize) {
+                batches.append(Batch(platform: platform, deliveries: Array(list[start..<min(start + configuration.batchSize, list.count)])))
+            }
+        }
+        return await withTaskGroup(of: PageResult.self) { group in
+            for batch in batches {
+                group.addTask { await deliver(batch, calls: calls, deadline: deadline) }
+            }
+            var result = page
+            for await done in group { result.merge(done) }
+            return result
+        }
     }
 
     /// The deliveries for one installation: the notification itself for a native send, or one per matching
     /// template for a template send.
     func deliveries(
         for installation: Installation, _ notification: Notification, _ properties: TemplateProperties?,
-        _ expression: TagExpression?, _ summary: inout DispatchSummary
+        _ expression: TagExpression?, _ page: inout PageResult
     ) -> [Delivery] {
         guard let properties else {
             return [
@@ -165,56 +268,81 @@ public struct Dispatcher: Sendable {
                         platform: installation.platform, pushChannel: installation.pushChannel, format: format,
                         payload: ByteBuffer(string: body), headers: headers))
             } catch {
-                summary.record(.invalidNotificationFormat, platform: installation.platform)
+                page.summary.record(.invalidNotificationFormat, platform: installation.platform)
+                page.failures.append(
+                    DeliveryFailure(
+                        time: Date(), platform: installation.platform, outcome: .invalidNotificationFormat,
+                        reason: "template: \((error as? HubError)?.message ?? "could not be rendered")", installationID: installation.installationID,
+                        handle: installation.pushChannel.storageKey))
             }
         }
         return result
     }
 
     /// Delivers one batch, retrying retryable outcomes until they succeed, attempts run out, or the deadline
-    /// passes; then applies expired-channel feedback.
-    func deliver(_ batch: Batch, deadline: ContinuousClock.Instant) async -> DispatchSummary {
-        var summary = DispatchSummary()
+    /// passes; then applies expired-channel feedback. Only adapter calls take a concurrency permit: a batch waiting
+    /// to retry does not hold up other batches.
+    func deliver(_ batch: Batch, calls: AsyncSemaphore, deadline: ContinuousClock.Instant) async -> PageResult {
+        var result = PageResult(index: -1, end: nil)
+        func fail(_ delivery: Delivery, _ outcome: Outcome, reason: String?) {
+            result.summary.record(outcome, platform: batch.platform)
+            result.failures.append(
+                DeliveryFailure(
+                    time: Date(), platform: batch.platform, outcome: outcome, reason: reason,
+                    installationID: delivery.installationID, handle: delivery.pushChannel.storageKey))
+        }
         guard let adapter = adapters.adapter(for: batch.platform) else {
-            summary.record(.unknownError, platform: batch.platform, count: batch.deliveries.count)
-            return summary
+            for delivery in batch.deliveries { fail(delivery, .unknownError, reason: "no adapter for the platform") }
+            return result
         }
         var pending = batch.deliveries
         var attempt = 1
         while !pending.isEmpty {
-            let results = await adapter.deliver(pending)
+            await limits.rate?.reserve(pending.count)
+            let results = await calls.withPermit {
+                if let platformCalls = limits.platformCalls[batch.platform] {
+                    return await platformCalls.withPermit { await adapter.deliver(pending) }
+                }
+                return await adapter.deliver(pending)
+            }
             var retry: [Delivery] = []
             var longestWait: Duration = .zero
-            for (delivery, result) in zip(pending, results) {
-                if result.outcome.isRetryable && attempt < configuration.maximumAttempts {
+            for (index, delivery) in pending.enumerated() {
+                guard index < results.count else {
+                    fail(delivery, .unknownError, reason: "the adapter returned no result")
+                    continue
+                }
+                let outcome = results[index]
+                if outcome.outcome.isRetryable && attempt < configuration.maximumAttempts {
                     var next = delivery
                     next.attempt = attempt + 1
                     retry.append(next)
-                    longestWait = max(longestWait, result.retryAfter ?? .zero)
+                    longestWait = max(longestWait, outcome.retryAfter ?? .zero)
                     continue
                 }
-                summary.record(result.outcome, platform: batch.platform)
-                if result.outcome == .expiredChannel { await applyExpiry(delivery, result) }
-            }
-            if results.count < pending.count {
-                summary.record(.unknownError, platform: batch.platform, count: pending.count - results.count)
+                if outcome.outcome == .success {
+                    result.summary.record(.success, platform: batch.platform)
+                } else {
+                    fail(delivery, outcome.outcome, reason: outcome.reason)
+                }
+                if outcome.outcome == .expiredChannel { await applyExpiry(delivery, outcome) }
             }
             guard !retry.isEmpty else { break }
             let wait = max(longestWait, backoff(attempt: attempt))
             if ContinuousClock.now + wait > deadline {
-                summary.record(.abandoned, platform: batch.platform, count: retry.count)
+                for delivery in retry { fail(delivery, .abandoned, reason: "retries did not succeed within the abandon window") }
                 break
             }
             do {
                 try await Task.sleep(for: wait)
             } catch {
-                summary.record(.abandoned, platform: batch.platform, count: retry.count)
+                for delivery in retry { fail(delivery, .abandoned, reason: "the fan-out was stopped") }
                 break
             }
             pending = retry
             attempt += 1
         }
-        return summary
+        return result
     }
 
     /// Exponential backoff with full jitter between half and all of the step.
@@ -239,5 +367,75 @@ public struct Dispatcher: Sendable {
                 "could not record an expired channel",
                 metadata: ["installation.id": .string(installationID), "error": "\(error)"])
         }
+    }
+}
+
+/// One device's outcome in a test send.
+public struct TestSendResult: Sendable, Hashable {
+    /// The device's platform.
+    public var platform: Platform
+    /// The device handle (storage form).
+    public var handle: String
+    /// The installation, or `nil` for a direct send.
+    public var installationID: String?
+    /// The outcome of the single attempt.
+    public var outcome: Outcome
+    /// The platform's reason, if any.
+    public var reason: String?
+}
+
+extension Dispatcher {
+    /// Delivers `notification` synchronously to at most `limit` matching devices, once each (no retries, no
+    /// feedback applied), and returns every device's outcome. Used by test sends (`?test`).
+    public func testSend(_ notification: Notification, limit: Int = 10) async throws -> [TestSendResult] {
+        let properties: TemplateProperties? =
+            notification.format == .template
+            ? try TemplateProperties(json: JSONValue(parsingBody: notification.body.readableBytesView)) : nil
+        var page = PageResult(index: 0, end: nil)
+        var deliveries: [Delivery] = []
+        switch notification.audience {
+        case .handles(let platform, let channels):
+            deliveries = channels.prefix(limit).map {
+                Delivery(
+                    notificationID: notification.id, installationID: nil, platform: platform, pushChannel: $0,
+                    format: notification.format, payload: notification.body, headers: notification.headers)
+            }
+        case .all, .tags:
+            var expression: TagExpression?
+            if case .tags(let parsed) = notification.audience { expression = parsed }
+            let query = InstallationQuery(
+                expression: expression, scope: properties == nil ? .installation : .includingTemplates,
+                platforms: adapters.platforms(for: notification.format), includeExpired: false)
+            var cursor: InstallationCursor?
+            repeat {
+                let found = try await store.query(query, after: cursor, limit: limit)
+                for installation in found.installations where deliveries.count < limit {
+                    deliveries += self.deliveries(for: installation, notification, properties, expression, &page)
+                }
+                cursor = found.next
+            } while cursor != nil && deliveries.count < limit
+            deliveries = Array(deliveries.prefix(limit))
+        }
+        var results: [TestSendResult] = page.failures.map {
+            TestSendResult(platform: $0.platform, handle: $0.handle, installationID: $0.installationID, outcome: $0.outcome, reason: $0.reason)
+        }
+        var byPlatform: [Platform: [Delivery]] = [:]
+        for delivery in deliveries { byPlatform[delivery.platform, default: []].append(delivery) }
+        for (platform, group) in byPlatform.sorted(by: { $0.key < $1.key }) {
+            let outcomes: [DeliveryResult]
+            if let adapter = adapters.adapter(for: platform) {
+                outcomes = await adapter.deliver(group)
+            } else {
+                outcomes = []
+            }
+            for (index, delivery) in group.enumerated() {
+                let result = index < outcomes.count ? outcomes[index] : DeliveryResult(.unknownError, reason: "no adapter result")
+                results.append(
+                    TestSendResult(
+                        platform: platform, handle: delivery.pushChannel.storageKey, installationID: delivery.installationID,
+                        outcome: result.outcome, reason: result.reason))
+            }
+        }
+        return results
     }
 }

@@ -15,6 +15,8 @@ public final class Hub: Service, Sendable {
     public let installations: any InstallationStore
     /// Notifications and telemetry.
     public let notifications: any NotificationStore
+    /// Secure notifications (payloads kept in the hub).
+    public let secureNotifications: any SecureNotificationStore
     /// The fan-out engine.
     public let dispatcher: Dispatcher
     let database: SQLiteHubDatabase?
@@ -27,11 +29,13 @@ public final class Hub: Service, Sendable {
     /// Creates a hub over given stores.
     public init(
         configuration: HubConfiguration, installations: any InstallationStore, notifications: any NotificationStore,
-        database: SQLiteHubDatabase? = nil, clock: any WallClock = SystemWallClock(), logger: Logger
+        secureNotifications: any SecureNotificationStore, database: SQLiteHubDatabase? = nil,
+        clock: any WallClock = SystemWallClock(), logger: Logger
     ) {
         self.configuration = configuration
         self.installations = installations
         self.notifications = notifications
+        self.secureNotifications = secureNotifications
         self.database = database
         self.clock = clock
         var logger = logger
@@ -51,6 +55,7 @@ public final class Hub: Service, Sendable {
             configuration: configuration,
             installations: SQLiteInstallationStore(database: database, clock: clock),
             notifications: SQLiteNotificationStore(database: database),
+            secureNotifications: SQLiteSecureNotificationStore(database: database),
             database: database, clock: clock, logger: logger)
     }
 
@@ -112,9 +117,116 @@ public final class Hub: Service, Sendable {
         return id
     }
 
+    /// Validates a notification and delivers it at once to at most 10 matching devices, returning each outcome.
+    /// Nothing is stored.
+    public func testSend(_ notification: Notification) async throws -> [TestSendResult] {
+        try configuration.adapters.validate(notification: notification)
+        return try await dispatcher.testSend(notification, limit: 10)
+    }
+
     /// Parses a tag expression with this hub's limits.
     public func parseExpression(_ text: String) throws(HubError) -> TagExpression {
         try TagExpression(parsing: text, limits: configuration.limits.tagExpression)
+    }
+
+    // MARK: Secure push
+
+    /// What creating a secure notification produced.
+    public struct SecureSend: Sendable {
+        /// The secure notification's id (what travels through the platforms).
+        public var id: String
+        /// The id-only notifications enqueued for it, one per native format the hub serves.
+        public var notificationIDs: [String]
+        /// When it stops being readable.
+        public var expiresAt: Date
+    }
+
+    func securePushSettings() throws(HubError) -> SecurePushConfiguration {
+        guard let settings = configuration.securePush else {
+            throw HubError(.securePushDisabled, "secure push is not configured for hub '\(name)'; add a securePush section to hub.yaml")
+        }
+        return settings
+    }
+
+    /// Stores a secure payload (sealed) and announces its id to every installation the audience matches, on every
+    /// platform, through the normal delivery path. The payload never leaves the hub in a push.
+    public func createSecureNotification(
+        payload: Data, audience: TagExpression, timeToLiveSeconds: Double?, readOnce: Bool
+    ) async throws -> SecureSend {
+        let settings = try securePushSettings()
+        let ttl = timeToLiveSeconds ?? settings.defaultTimeToLiveSeconds
+        guard ttl > 0, ttl <= settings.maximumTimeToLiveSeconds else {
+            throw HubError(
+                .invalidNotification,
+                "timeToLiveSeconds must be greater than 0 and at most \(Int(settings.maximumTimeToLiveSeconds))")
+        }
+        let now = clock.now()
+        let id = UUID().uuidString.lowercased()
+        let sealed = try SecurePayloadSealer(key: settings.encryptionKey).seal(payload, id: id)
+        let expiresAt = now + ttl
+        try await secureNotifications.create(
+            StoredSecureNotification(
+                id: id, audience: audience.description, sealedPayload: sealed, createdAt: now, expiresAt: expiresAt,
+                readOnce: readOnce))
+        var notificationIDs: [String] = []
+        for format in configuration.adapters.formats {
+            guard
+                let announcement = SecurePushAnnouncement.make(
+                    format: format, id: id, style: settings.apnsStyle, alertText: settings.alertText)
+            else { continue }
+            var headers = announcement.headers
+            headers["ServiceBusNotification-Expiry"] = HubDateFormat.string(from: expiresAt)
+            let notification = Notification(
+                format: format, body: announcement.body, headers: headers, audience: .tags(audience), createdAt: now)
+            notificationIDs.append(try await enqueue(notification))
+        }
+        return SecureSend(id: id, notificationIDs: notificationIDs, expiresAt: expiresAt)
+    }
+
+    /// The payload of a secure notification if `user` may read it now, marking it read (deleting a read-once
+    /// notification). `nil` for a notification that does not exist, expired, was already read once, or whose
+    /// audience does not include the user: callers must not tell these apart.
+    public func readSecureNotification(id: String, user: String) async throws -> (payload: Data, createdAt: Date)? {
+        let settings = try securePushSettings()
+        let now = clock.now()
+        guard let stored = try await secureNotifications.secureNotification(id: id, now: now) else { return nil }
+        let audience = try TagExpression(
+            parsing: stored.audience, limits: .init(maximumTagsOrOnly: .max, maximumTags: .max, maximumDepth: 1024))
+        guard audience.matches(try await tags(ofUser: user)) else { return nil }
+        guard try await secureNotifications.markRead(id: id, readOnce: stored.readOnce, now: now) else { return nil }
+        return (try SecurePayloadSealer(key: settings.encryptionKey).open(stored.sealedPayload, id: id), stored.createdAt)
+    }
+
+    /// A user's tag set: `username:<user>`, `$UserId:{user}` and the tags of every installation of the user.
+    public func tags(ofUser user: String) async throws -> Set<String> {
+        let userTag = SystemTag.userID(user)
+        var tags: Set<String> = ["username:\(user)", userTag]
+        for try await page in installations.pages(InstallationQuery(expression: .tag(userTag)), pageSize: 100) {
+            for installation in page.installations { tags.formUnion(installation.tags) }
+        }
+        return tags
+    }
+
+    /// Deletes expired secure notifications; returns how many.
+    @discardableResult
+    public func purgeExpiredSecureNotifications() async throws -> Int {
+        try await secureNotifications.purge(expiredBefore: clock.now())
+    }
+
+    /// Purges expired secure notifications periodically until graceful shutdown.
+    func purgeLoop(interval: Double) async {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(interval)) }
+                let purged = try await purgeExpiredSecureNotifications()
+                if purged > 0 { logger.info("purged expired secure notifications", metadata: ["count": "\(purged)"]) }
+            } catch is CancellationError {
+                return
+            } catch {
+                if Task.isCancelled || Task.isShuttingDownGracefully { return }
+                logger.warning("could not purge secure notifications", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     // MARK: Worker
@@ -123,6 +235,9 @@ public final class Hub: Service, Sendable {
     public func run() async throws {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
+                if let securePush = configuration.securePush {
+                    group.addTask { await self.purgeLoop(interval: securePush.purgeIntervalSeconds) }
+                }
                 let limit = configuration.delivery.parallelNotifications
                 while !Task.isCancelled && !Task.isShuttingDownGracefully {
                     // Claim as many due notifications as there is room for.
@@ -164,17 +279,35 @@ public final class Hub: Service, Sendable {
         var logger = logger
         logger[metadataKey: "notification.id"] = .string(id)
         let started = clock.now()
-        let summary: DispatchSummary
+        var summary: DispatchSummary
         do {
-            summary = try await withThrowingTaskGroup(of: DispatchSummary?.self) { group in
+            // A notification taken over from a crashed worker resumes after its last checkpoint.
+            let (previous, cursor) = try await notifications.progress(id: id)
+            summary = previous
+            if cursor != nil || previous.total > 0 {
+                logger.info("resuming a fan-out", metadata: ["notification.resumedAfter": "\(previous.total)"])
+            }
+            let elapsed = record.startTime.map { started.timeIntervalSince($0) } ?? 0
+            let window = Duration.seconds(max(0, configuration.delivery.abandonAfterSeconds - elapsed))
+            let owner = self.owner
+            let store = notifications
+            let added = try await withThrowingTaskGroup(of: DispatchSummary?.self) { group in
                 group.addTask {
                     while true {
                         try await Task.sleep(for: .seconds(Self.leaseSeconds / 3))
-                        _ = try await self.notifications.renewLease(
-                            id: id, owner: self.owner, leaseSeconds: Self.leaseSeconds, now: self.clock.now())
+                        guard try await store.renewLease(id: id, owner: owner, leaseSeconds: Self.leaseSeconds, now: self.clock.now())
+                        else { throw HubError(.conflict, "the lease on notification \(id) was lost") }
                     }
                 }
-                group.addTask { try await self.dispatcher.dispatch(record.notification) }
+                group.addTask {
+                    try await self.dispatcher.dispatch(
+                        record.notification, resumingAfter: cursor, abandonAfter: window
+                    ) { checkpoint in
+                        guard try await store.recordCheckpoint(id: id, owner: owner, checkpoint) else {
+                            throw HubError(.conflict, "the lease on notification \(id) was lost")
+                        }
+                    }
+                }
                 var result = DispatchSummary()
                 while let next = try await group.next() {
                     if let next {
@@ -185,8 +318,11 @@ public final class Hub: Service, Sendable {
                 group.cancelAll()
                 return result
             }
+            summary.merge(added)
         } catch {
-            logger.error("fan-out failed; the notification will be retried when its lease expires", metadata: ["error": "\(error)"])
+            logger.error(
+                "fan-out stopped; it resumes from its last checkpoint when its lease expires",
+                metadata: ["error": "\(error)"])
             return
         }
         let state: NotificationState

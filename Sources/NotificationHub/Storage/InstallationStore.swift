@@ -107,9 +107,9 @@ public protocol InstallationStore: Sendable {
 }
 
 extension InstallationStore {
-    /// Streams every installation a query selects, one page at a time.
-    public func pages(_ query: InstallationQuery, pageSize: Int) -> InstallationPages {
-        InstallationPages(store: self, query: query, pageSize: pageSize)
+    /// Streams every installation a query selects after `cursor`, one page at a time.
+    public func pages(_ query: InstallationQuery, pageSize: Int, after cursor: InstallationCursor? = nil) -> InstallationPages {
+        InstallationPages(store: self, query: query, pageSize: pageSize, start: cursor)
     }
 }
 
@@ -119,6 +119,7 @@ public struct InstallationPages: AsyncSequence, Sendable {
     let store: any InstallationStore
     let query: InstallationQuery
     let pageSize: Int
+    let start: InstallationCursor?
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         let store: any InstallationStore
@@ -138,6 +139,6 @@ public struct InstallationPages: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(store: store, query: query, pageSize: pageSize)
+        AsyncIterator(store: store, query: query, pageSize: pageSize, cursor: start)
     }
 }

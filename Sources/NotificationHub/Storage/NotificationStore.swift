@@ -14,8 +14,10 @@ public protocol NotificationStore: Sendable {
     /// Extends a lease; returns `false` when the lease was lost.
     func renewLease(id: String, owner: String, leaseSeconds: Double, now: Date) async throws -> Bool
 
-    /// Records progress of a leased notification: counts so far and where the audience scan is.
-    func recordProgress(id: String, owner: String, summary: DispatchSummary, cursor: InstallationCursor?) async throws
+    /// Records a checkpoint of a leased notification in one transaction: adds its counts to the notification's,
+    /// appends its failures to the feedback list, and moves the resume cursor. Returns `false` (and records
+    /// nothing) when `owner` no longer holds the lease.
+    func recordCheckpoint(id: String, owner: String, _ checkpoint: DispatchCheckpoint) async throws -> Bool
 
     /// Where a leased notification's audience scan stopped, to resume after a crash.
     func progress(id: String) async throws -> (summary: DispatchSummary, cursor: InstallationCursor?)
@@ -28,4 +30,21 @@ public protocol NotificationStore: Sendable {
 
     /// Cancels a notification that has not started; returns whether it was cancelled.
     func cancel(id: String, now: Date) async throws -> Bool
+
+    /// The devices a notification failed to reach, in the order they were recorded, after `cursor`.
+    func failures(id: String, after cursor: Int64?, limit: Int) async throws -> FeedbackPage
+}
+
+/// One page of a notification's feedback list.
+public struct FeedbackPage: Sendable {
+    /// The failures, oldest first.
+    public var failures: [DeliveryFailure]
+    /// Where the next page starts, or `nil` when this was the last page.
+    public var next: Int64?
+
+    /// Creates a page.
+    public init(failures: [DeliveryFailure], next: Int64?) {
+        self.failures = failures
+        self.next = next
+    }
 }

@@ -49,7 +49,7 @@ public final class SQLiteInstallationStore: InstallationStore {
             return stored
         }
         try await database.transaction { connection in
-            for row in rows { try await Self.write(row, on: connection) }
+            try await Self.write(rows, on: connection)
         }
     }
 
@@ -75,60 +75,84 @@ public final class SQLiteInstallationStore: InstallationStore {
     }
 
     static func write(_ installation: Installation, on connection: SQLiteConnection) async throws {
-        let templates: SQLiteData
-        if installation.templates.isEmpty {
-            templates = .null
-        } else {
-            let data = try JSONEncoder().encode(installation.templates)
-            templates = .text(String(decoding: data, as: UTF8.self))
-        }
-        let isObject: Bool
-        if case .object = installation.pushChannel { isObject = true } else { isObject = false }
-        let rows = try await connection.query(
-            """
-            INSERT INTO installations
-                (id, platform, push_channel, channel_is_object, user_id, tags, templates, expired, expiration_time, last_update)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET
-                platform = excluded.platform, push_channel = excluded.push_channel,
-                channel_is_object = excluded.channel_is_object, user_id = excluded.user_id, tags = excluded.tags,
-                templates = excluded.templates, expired = excluded.expired,
-                expiration_time = excluded.expiration_time, last_update = excluded.last_update
-            RETURNING rid
-            """,
-            [
-                .text(installation.installationID),
-                .text(installation.platform.name),
-                .text(installation.pushChannel.storageKey),
-                .integer(isObject ? 1 : 0),
-                installation.userID.map { .text($0) } ?? .null,
-                .text(installation.tags.joined(separator: "\n")),
-                templates,
-                .integer(installation.expiredPushChannel ? 1 : 0),
-                installation.expirationTime.map { .float($0.timeIntervalSince1970) } ?? .null,
-                .float((installation.lastUpdate ?? Date()).timeIntervalSince1970),
-            ])
-        guard let rid = rows.first?.column("rid")?.integer else {
-            throw HubError(.storageFailure, "the installation could not be written")
-        }
-        _ = try await connection.query("DELETE FROM installation_tags WHERE rid = ?", [.integer(rid)])
-        var entries: [(String, Int)] = []
-        for tag in Set(installation.tags).union(installation.systemTags) { entries.append((tag, 0)) }
-        var templateTags = Set<String>()
-        for template in installation.templates.values { templateTags.formUnion(template.tags) }
-        for tag in templateTags { entries.append((tag, 1)) }
-        // Bound the statement size: SQLite allows 32766 parameters.
-        for chunk in stride(from: 0, to: entries.count, by: 300) {
-            let slice = entries[chunk..<min(chunk + 300, entries.count)]
+        try await write([installation], on: connection)
+    }
+
+    /// Writes installations with multi-row statements: one upsert per chunk returning row ids, one delete of their
+    /// old tags, and multi-row inserts of the new tags.
+    static func write(_ installations: [Installation], on connection: SQLiteConnection) async throws {
+        var latest: [String: Int] = [:]
+        for (index, installation) in installations.enumerated() { latest[installation.installationID] = index }
+        let unique = installations.enumerated().filter { latest[$0.element.installationID] == $0.offset }.map(\.element)
+        for start in stride(from: 0, to: unique.count, by: 200) {
+            let chunk = Array(unique[start..<min(start + 200, unique.count)])
             var binds: [SQLiteData] = []
-            binds.reserveCapacity(slice.count * 3)
-            for (tag, scope) in slice {
-                binds.append(.text(tag))
-                binds.append(.integer(rid))
-                binds.append(.integer(scope))
+            binds.reserveCapacity(chunk.count * 10)
+            for installation in chunk {
+                let templates: SQLiteData
+                if installation.templates.isEmpty {
+                    templates = .null
+                } else {
+                    templates = .text(String(decoding: try JSONEncoder().encode(installation.templates), as: UTF8.self))
+                }
+                let isObject: Bool
+                if case .object = installation.pushChannel { isObject = true } else { isObject = false }
+                binds += [
+                    .text(installation.installationID),
+                    .text(installation.platform.name),
+                    .text(installation.pushChannel.storageKey),
+                    .integer(isObject ? 1 : 0),
+                    installation.userID.map { .text($0) } ?? .null,
+                    .text(installation.tags.joined(separator: "\n")),
+                    templates,
+                    .integer(installation.expiredPushChannel ? 1 : 0),
+                    installation.expirationTime.map { .float($0.timeIntervalSince1970) } ?? .null,
+                    .float((installation.lastUpdate ?? Date()).timeIntervalSince1970),
+                ]
             }
-            let values = Array(repeating: "(?, ?, ?)", count: slice.count).joined(separator: ", ")
-            _ = try await connection.query("INSERT OR IGNORE INTO installation_tags (tag, rid, scope) VALUES \(values)", binds)
+            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            let rows = try await connection.query(
+                """
+                INSERT INTO installations
+                    (id, platform, push_channel, channel_is_object, user_id, tags, templates, expired, expiration_time, last_update)
+                VALUES \(values)
+                ON CONFLICT(id) DO UPDATE SET
+                    platform = excluded.platform, push_channel = excluded.push_channel,
+                    channel_is_object = excluded.channel_is_object, user_id = excluded.user_id, tags = excluded.tags,
+                    templates = excluded.templates, expired = excluded.expired,
+                    expiration_time = excluded.expiration_time, last_update = excluded.last_update
+                RETURNING rid, id
+                """,
+                binds)
+            var rids: [String: Int] = [:]
+            for row in rows {
+                if let id = row.column("id")?.string, let rid = row.column("rid")?.integer { rids[id] = rid }
+            }
+            guard rids.count == chunk.count else {
+                throw HubError(.storageFailure, "installations could not be written")
+            }
+            let ridList = chunk.map { String(rids[$0.installationID]!) }.joined(separator: ",")
+            _ = try await connection.query("DELETE FROM installation_tags WHERE rid IN (\(ridList))", [])
+            var entries: [(String, Int, Int)] = []
+            for installation in chunk {
+                let rid = rids[installation.installationID]!
+                for tag in Set(installation.tags).union(installation.systemTags) { entries.append((tag, rid, 0)) }
+                var templateTags = Set<String>()
+                for template in installation.templates.values { templateTags.formUnion(template.tags) }
+                for tag in templateTags { entries.append((tag, rid, 1)) }
+            }
+            // SQLite allows 32766 parameters per statement.
+            for tagStart in stride(from: 0, to: entries.count, by: 1000) {
+                let slice = entries[tagStart..<min(tagStart + 1000, entries.count)]
+                var tagBinds: [SQLiteData] = []
+                tagBinds.reserveCapacity(slice.count * 3)
+                for (tag, rid, scope) in slice {
+                    tagBinds += [.text(tag), .integer(rid), .integer(scope)]
+                }
+                let tagValues = Array(repeating: "(?, ?, ?)", count: slice.count).joined(separator: ", ")
+                _ = try await connection.query(
+                    "INSERT OR IGNORE INTO installation_tags (tag, rid, scope) VALUES \(tagValues)", tagBinds)
+            }
         }
     }
 

@@ -70,13 +70,55 @@ public final class SQLiteNotificationStore: NotificationStore {
         }
     }
 
-    public func recordProgress(id: String, owner: String, summary: DispatchSummary, cursor: InstallationCursor?) async throws {
-        let counts = try Self.encode(summary)
+    public func recordCheckpoint(id: String, owner: String, _ checkpoint: DispatchCheckpoint) async throws -> Bool {
         try await database.transaction { connection in
+            let rows = try await connection.query(
+                "SELECT counts FROM notifications WHERE id = ? AND lease_owner = ? AND state = 'Processing'",
+                [.text(id), .text(owner)])
+            guard let row = rows.first else { return false }
+            var summary = try Self.decodeSummary(row.column("counts")?.string ?? "{}")
+            summary.merge(checkpoint.summary)
             _ = try await connection.query(
-                "UPDATE notifications SET counts = ?, cursor = ? WHERE id = ? AND lease_owner = ?",
-                [.text(counts), cursor.map { .integer(Int($0.position)) } ?? .null, .text(id), .text(owner)])
+                "UPDATE notifications SET counts = ?, cursor = COALESCE(?, cursor) WHERE id = ?",
+                [.text(try Self.encode(summary)), checkpoint.cursor.map { .integer(Int($0.position)) } ?? .null, .text(id)])
+            for chunk in stride(from: 0, to: checkpoint.failures.count, by: 100) {
+                let slice = checkpoint.failures[chunk..<min(chunk + 100, checkpoint.failures.count)]
+                var binds: [SQLiteData] = []
+                binds.reserveCapacity(slice.count * 7)
+                for failure in slice {
+                    binds += [
+                        .text(id), .float(failure.time.timeIntervalSince1970), .text(failure.platform.name),
+                        .text(failure.outcome.name), failure.reason.map { .text($0) } ?? .null,
+                        failure.installationID.map { .text($0) } ?? .null, .text(failure.handle),
+                    ]
+                }
+                let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: slice.count).joined(separator: ", ")
+                _ = try await connection.query(
+                    """
+                    INSERT INTO notification_failures (notification_id, time, platform, outcome, reason, installation_id, handle)
+                    VALUES \(values)
+                    """, binds)
+            }
+            return true
         }
+    }
+
+    public func failures(id: String, after cursor: Int64?, limit: Int) async throws -> FeedbackPage {
+        let rows = try await database.read(
+            """
+            SELECT seq, time, platform, outcome, reason, installation_id, handle FROM notification_failures
+            WHERE notification_id = ? AND seq > ? ORDER BY seq LIMIT ?
+            """, [.text(id), .integer(Int(cursor ?? 0)), .integer(limit + 1)])
+        let more = rows.count > limit
+        let failures = rows.prefix(limit).map { row in
+            DeliveryFailure(
+                time: Date(timeIntervalSince1970: row.column("time")?.double ?? 0),
+                platform: Platform(row.column("platform")?.string ?? ""),
+                outcome: Outcome(row.column("outcome")?.string ?? ""), reason: row.column("reason")?.string,
+                installationID: row.column("installation_id")?.string, handle: row.column("handle")?.string ?? "")
+        }
+        let last = rows.prefix(limit).last?.column("seq")?.integer.map(Int64.init)
+        return FeedbackPage(failures: failures, next: more ? last : nil)
     }
 
     public func progress(id: String) async throws -> (summary: DispatchSummary, cursor: InstallationCursor?) {

@@ -54,5 +54,38 @@ extension SQLiteHubDatabase {
                 """,
                 "CREATE INDEX notifications_due ON notifications(state, scheduled_time)",
             ]),
+        .init(
+            version: 3,
+            statements: [
+                """
+                CREATE TABLE notification_failures (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    notification_id TEXT NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
+                    time REAL NOT NULL,
+                    platform TEXT NOT NULL,
+                    outcome TEXT NOT NULL,
+                    reason TEXT,
+                    installation_id TEXT,
+                    handle TEXT NOT NULL
+                )
+                """,
+                "CREATE INDEX notification_failures_notification ON notification_failures(notification_id, seq)",
+            ]),
+        .init(
+            version: 4,
+            statements: [
+                """
+                CREATE TABLE secure_notifications (
+                    id TEXT PRIMARY KEY,
+                    audience TEXT NOT NULL,
+                    sealed_payload BLOB NOT NULL,
+                    created_time REAL NOT NULL,
+                    expires_time REAL NOT NULL,
+                    read_once INTEGER NOT NULL,
+                    read_time REAL
+                )
+                """,
+                "CREATE INDEX secure_notifications_expiry ON secure_notifications(expires_time)",
+            ]),
     ]
 }

@@ -43,6 +43,10 @@ public struct HubError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let storageFailure = Code("StorageFailure")
         /// A request conflicts with the current state.
         public static let conflict = Code("Conflict")
+        /// A setting cannot be used.
+        public static let invalidConfiguration = Code("InvalidConfiguration")
+        /// The hub has no `securePush` section.
+        public static let securePushDisabled = Code("SecurePushDisabled")
     }
 
     /// What kind of failure this is.

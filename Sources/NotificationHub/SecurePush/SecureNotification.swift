@@ -1,0 +1,127 @@
+import Crypto
+import Foundation
+
+/// A secure notification as stored: its payload is sealed, so a copy of the database does not reveal it.
+public struct StoredSecureNotification: Sendable, Hashable {
+    /// The id that travels through the platforms.
+    public var id: String
+    /// Who may read it: a tag expression evaluated against the reading user's tags.
+    public var audience: String
+    /// The payload sealed with AES-256-GCM (nonce, ciphertext and tag), bound to the id.
+    public var sealedPayload: Data
+    /// When it was created.
+    public var createdAt: Date
+    /// When it stops being readable.
+    public var expiresAt: Date
+    /// Whether the first read deletes it.
+    public var readOnce: Bool
+    /// When it was first read.
+    public var readAt: Date?
+
+    /// Creates a record.
+    public init(
+        id: String, audience: String, sealedPayload: Data, createdAt: Date, expiresAt: Date, readOnce: Bool,
+        readAt: Date? = nil
+    ) {
+        self.id = id
+        self.audience = audience
+        self.sealedPayload = sealedPayload
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.readOnce = readOnce
+        self.readAt = readAt
+    }
+}
+
+/// Where a hub keeps secure notifications.
+public protocol SecureNotificationStore: Sendable {
+    /// Stores a new secure notification.
+    func create(_ notification: StoredSecureNotification) async throws
+
+    /// Reads a secure notification that exists and has not expired at `now`.
+    func secureNotification(id: String, now: Date) async throws -> StoredSecureNotification?
+
+    /// Records a read. For a read-once notification the row is deleted; returns `false` when it was already gone
+    /// (another reader took it first).
+    func markRead(id: String, readOnce: Bool, now: Date) async throws -> Bool
+
+    /// Deletes every secure notification that expired before `now`; returns how many.
+    @discardableResult
+    func purge(expiredBefore now: Date) async throws -> Int
+}
+
+/// Seals and opens secure payloads with the hub's AES-256-GCM key; the notification id is authenticated with the
+/// payload, so a sealed payload cannot be moved to another row.
+public struct SecurePayloadSealer: Sendable {
+    let key: SymmetricKey
+
+    /// Creates a sealer with a 256-bit key.
+    public init(key: SymmetricKey) {
+        self.key = key
+    }
+
+    /// Encrypts `payload` for the notification `id`.
+    public func seal(_ payload: Data, id: String) throws -> Data {
+        guard let combined = try AES.GCM.seal(payload, using: key, authenticating: Data(id.utf8)).combined else {
+            throw HubError(.storageFailure, "the secure payload could not be sealed")
+        }
+        return combined
+    }
+
+    /// Decrypts a sealed payload of the notification `id`.
+    public func open(_ sealed: Data, id: String) throws -> Data {
+        do {
+            return try AES.GCM.open(AES.GCM.SealedBox(combined: sealed), using: key, authenticating: Data(id.utf8))
+        } catch {
+            throw HubError(
+                .storageFailure, "a secure payload could not be decrypted; was securePush.encryptionKey changed?")
+        }
+    }
+}
+
+/// The id-only push a secure notification sends in one native format.
+public struct SecurePushAnnouncement: Sendable {
+    /// The native format.
+    public var format: NotificationFormat
+    /// The payload, which carries only the id.
+    public var body: String
+    /// Platform headers.
+    public var headers: NotificationHeaders
+
+    /// Creates an announcement.
+    public init(format: NotificationFormat, body: String, headers: NotificationHeaders = NotificationHeaders()) {
+        self.format = format
+        self.body = body
+        self.headers = headers
+    }
+
+    /// The announcement of `id` in `format`, for the formats the hub knows; `nil` for others.
+    public static func make(
+        format: NotificationFormat, id: String, style: SecurePushConfiguration.APNsStyle, alertText: String
+    ) -> SecurePushAnnouncement? {
+        let idJSON = JSONValue.string(id).jsonString()
+        switch format {
+        case .apple:
+            switch style {
+            case .background:
+                return SecurePushAnnouncement(
+                    format: format, body: #"{"aps":{"content-available":1},"secureId":\#(idJSON)}"#,
+                    headers: ["apns-push-type": "background", "apns-priority": "5"])
+            case .alert:
+                let text = JSONValue.string(alertText).jsonString()
+                return SecurePushAnnouncement(
+                    format: format, body: #"{"aps":{"alert":\#(text),"mutable-content":1},"secureId":\#(idJSON)}"#,
+                    headers: ["apns-push-type": "alert", "apns-priority": "10"])
+            }
+        case .fcmv1:
+            return SecurePushAnnouncement(format: format, body: #"{"message":{"data":{"secureId":\#(idJSON)}}}"#)
+        case .gcm:
+            return SecurePushAnnouncement(format: format, body: #"{"data":{"secureId":\#(idJSON)}}"#)
+        case .windows:
+            return SecurePushAnnouncement(
+                format: format, body: id, headers: ["X-WNS-Type": "wns/raw", "Content-Type": "application/octet-stream"])
+        default:
+            return nil
+        }
+    }
+}
