@@ -2,6 +2,7 @@ import ArgumentParser
 import Crypto
 import Foundation
 import HubServer
+import JWTKit
 import Logging
 import NotificationHub
 
@@ -30,6 +31,21 @@ struct Token: AsyncParsableCommand {
     @Flag(help: "Print a new random key for hub.yaml and exit.")
     var newKey = false
 
+    @Option(
+        name: .customLong("device-user"),
+        help: "Print a device bearer token (HS256 JWT) for this user, signed with the hub's securePush hs256Secret (demos and tests).")
+    var deviceUser: String?
+
+    /// The claims of a demo device token.
+    struct DeviceClaims: JWTPayload {
+        var sub: SubjectClaim
+        var iss: IssuerClaim?
+        var aud: AudienceClaim?
+        var exp: ExpirationClaim
+        var iat: IssuedAtClaim
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
     func run() async throws {
         if newKey {
             print(Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }).base64EncodedString())
@@ -43,6 +59,24 @@ struct Token: AsyncParsableCommand {
         }
         guard let accessKey = key.map({ name in hubConfiguration.keys.first { $0.name == name } }) ?? hubConfiguration.keys.first else {
             throw ValidationError("hub '\(hubConfiguration.name)' has no key named '\(key ?? "")'")
+        }
+        if let deviceUser {
+            guard let authentication = hubConfiguration.securePush?.authentication, let secret = authentication.hs256Secret else {
+                throw ValidationError("hub '\(hubConfiguration.name)' has no securePush.authentication.hs256Secret to sign with")
+            }
+            guard authentication.userClaim == "sub" else {
+                throw ValidationError("--device-user signs the sub claim; this hub reads '\(authentication.userClaim)'")
+            }
+            let keys = JWTKeyCollection()
+            await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+            let now = Date()
+            print(
+                try await keys.sign(
+                    DeviceClaims(
+                        sub: .init(value: deviceUser), iss: authentication.issuer.map { .init(value: $0) },
+                        aud: authentication.audience.map { .init(value: [$0]) },
+                        exp: .init(value: now + TimeInterval(expiresIn)), iat: .init(value: now))))
+            return
         }
         let server = loaded.configuration.server
         let host = server.host == "0.0.0.0" || server.host == "::" ? "127.0.0.1" : server.host

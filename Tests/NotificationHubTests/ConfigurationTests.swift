@@ -133,4 +133,58 @@ import Testing
             file: directory.appendingPathComponent("hub.yaml").path, environment: Self.environment)
         #expect(throws: ConfigurationError.self) { try HubsConfiguration(root: missing, registry: Self.registry) }
     }
+
+    static func withSection(_ section: String) -> String {
+        valid.replacingOccurrences(of: "    adapters:\n", with: section + "    adapters:\n")
+    }
+
+    @Test func securePushAndDeliveryLimitsDecode() throws {
+        let yaml = Self.withSection("""
+                securePush:
+                  encryptionKey: q83vEjRWeJDE4xKZ1bJd2Z7aX0c5vPzYl8bV1mQ+9wA=
+                  apnsStyle: alert
+                  alertText: Hi
+                  authentication:
+                    issuer: https://id.example.com
+                    userClaim: uid
+                    hs256Secret: a-secret-that-is-32-bytes-long-or-more
+                    publicKeys:
+                      - "-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----"
+
+            """).replacingOccurrences(
+                of: "delivery: {pageSize: 200, expiredChannelPolicy: delete}",
+                with: "delivery: {pageSize: 200, pagesInFlight: 2, rateLimitPerSecond: 5000, platformConcurrency: {apns: 4}}")
+        let hub = try #require(try load(yaml).hub(named: "demo"))
+        let secure = try #require(hub.securePush)
+        #expect(secure.apnsStyle == .alert && secure.alertText == "Hi")
+        #expect(secure.authentication.userClaim == "uid")
+        #expect(secure.authentication.issuer == "https://id.example.com")
+        #expect(secure.authentication.publicKeysPEM.count == 1)
+        #expect(hub.delivery.pagesInFlight == 2)
+        #expect(hub.delivery.rateLimitPerSecond == 5000)
+        #expect(hub.delivery.platformConcurrency == ["apns": 4])
+    }
+
+    @Test func securePushProblemsNameTheKeyAndNeverTheSecret() {
+        let found = problems(Self.withSection("""
+                securePush:
+                  encryptionKey: dG9vLXNob3J0LXNlY3JldA==
+                  authentication:
+                    hs256Secret: short-secret-value
+                    issuer: x
+
+            """))
+        let text = found.map(\.description).joined(separator: "\n")
+        #expect(found.contains { $0.keyPath == "hubs.demo.securePush.encryptionKey" && $0.message.contains("32 random bytes") })
+        #expect(found.contains { $0.keyPath == "hubs.demo.securePush.authentication.hs256Secret" && $0.message.contains("at least 32 bytes") })
+        #expect(!text.contains("dG9vLXNob3J0LXNlY3JldA==") && !text.contains("short-secret-value"))
+
+        let missing = problems(Self.withSection("""
+                securePush:
+                  encryptionKey: q83vEjRWeJDE4xKZ1bJd2Z7aX0c5vPzYl8bV1mQ+9wA=
+                  authentication: {issuer: x}
+
+            """))
+        #expect(missing.contains { $0.keyPath == "hubs.demo.securePush.authentication" && $0.message.contains("hs256Secret, publicKeys or jwks") })
+    }
 }
