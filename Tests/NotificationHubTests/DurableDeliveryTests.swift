@@ -226,4 +226,40 @@ import Testing
             #expect(adapter.state.withLock { $0.peak } == limit)
         }
     }
+
+    @Test func scheduledSendsWaitForTheirTimeOnTheHubsClock() async throws {
+        let clock = ManualWallClock(Date(timeIntervalSince1970: 1_900_000_000))
+        let store = try await InstallationStoreTests.makeStore(clock: clock)
+        let notifications = SQLiteNotificationStore(database: store.database)
+        _ = try await store.upsert(InstallationStoreTests.installation("a"))
+        let adapter = RecordingAdapter()
+        let hub = Hub(
+            configuration: HubConfiguration(name: "demo", delivery: Self.configuration, adapters: try AdapterSet([adapter])),
+            installations: store, notifications: notifications,
+            secureNotifications: SQLiteSecureNotificationStore(database: store.database), database: store.database,
+            clock: clock, logger: Logger(label: "test"))
+        let due = clock.now() + 3600
+        let id = try await hub.enqueue(Notification(format: Self.format, body: "later", audience: .all), scheduledTime: due)
+        let cancelled = try await hub.enqueue(Notification(format: Self.format, body: "never", audience: .all), scheduledTime: due)
+        #expect(try await notifications.cancel(id: cancelled, now: clock.now()))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await hub.run() }
+            // Several polling rounds pass; the hub's clock has not reached the time.
+            try await Task.sleep(for: .milliseconds(600))
+            #expect(try await notifications.record(id: id)?.state == .scheduled)
+            #expect(adapter.received.isEmpty)
+            clock.advance(by: 3600)
+            var record: NotificationRecord?
+            for _ in 0..<500 {
+                record = try await notifications.record(id: id)
+                if record?.state.isFinal == true { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(try await notifications.record(id: cancelled)?.state == .cancelled)
+            group.cancelAll()
+            #expect(record?.state == .completed)
+            #expect(record?.startTime == due)
+        }
+        #expect(adapter.received.map(\.payload) == ["later"])
+    }
 }
