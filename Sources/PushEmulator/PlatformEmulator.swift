@@ -27,7 +27,7 @@ public struct EmulatorContext: Sendable {
 }
 
 /// Creates one kind of emulator from its `emulators:` settings.
-public protocol PlatformEmulatorFactory {
+public protocol PlatformEmulatorFactory: Sendable {
     /// The key under `emulators:`, e.g. `apns`.
     static var name: String { get }
 

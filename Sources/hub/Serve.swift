@@ -1,4 +1,5 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import HubServer
 import Hummingbird
@@ -66,8 +67,13 @@ struct Serve: AsyncParsableCommand {
         }
         // Started in order and stopped in reverse: emulators outlive adapters, adapters outlive hubs, hubs outlive
         // the API that feeds them.
+        let webhooks: [any Service] = hubs.compactMap { hub in
+            hub.configuration.feedbackWebhook.map {
+                FeedbackWebhook(hub: hub, settings: $0, client: HTTPClient.shared, logger: logger)
+            }
+        }
         let services: [any Service] =
-            loaded.emulators + loaded.configuration.hubs.flatMap { $0.adapters.adapters } + hubs + [application]
+            loaded.emulators + loaded.configuration.hubs.flatMap { $0.adapters.adapters } + hubs + webhooks + [application]
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },

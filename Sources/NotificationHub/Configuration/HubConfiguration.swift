@@ -119,14 +119,17 @@ public struct HubConfiguration: Sendable {
     public var adapters: AdapterSet
     /// Secure push settings; `nil` turns the secure notification endpoints off.
     public var securePush: SecurePushConfiguration?
+    /// Where failed deliveries are posted, if anywhere.
+    public var feedbackWebhook: FeedbackWebhookConfiguration?
 
     /// Creates a hub configuration in code (tests, embedding).
     public init(
         name: String, keys: [AccessKey] = [], storage: StorageConfiguration = .memory, limits: HubLimits = HubLimits(),
         delivery: DeliveryConfiguration = DeliveryConfiguration(), adapters: AdapterSet,
-        securePush: SecurePushConfiguration? = nil
+        securePush: SecurePushConfiguration? = nil, feedbackWebhook: FeedbackWebhookConfiguration? = nil
     ) {
         self.securePush = securePush
+        self.feedbackWebhook = feedbackWebhook
         self.name = name
         self.keys = keys
         self.storage = storage
@@ -157,6 +160,7 @@ public struct HubConfiguration: Sendable {
         limits = HubLimits(node.child("limits"))
         delivery = DeliveryConfiguration(node.child("delivery"))
         securePush = SecurePushConfiguration(node.child("securePush"))
+        feedbackWebhook = FeedbackWebhookConfiguration(feedback: node.child("feedback"))
 
         var adapters: [any PlatformAdapter] = []
         let adaptersNode = node.child("adapters")

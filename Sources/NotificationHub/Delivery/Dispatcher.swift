@@ -62,9 +62,15 @@ public struct DeliveryFailure: Sendable, Hashable {
     public var installationID: String?
     /// The device handle (its storage form).
     public var handle: String
+    /// The notification, when read from a feed that spans notifications.
+    public var notificationID: String?
 
     /// Creates a failure record.
-    public init(time: Date, platform: Platform, outcome: Outcome, reason: String?, installationID: String?, handle: String) {
+    public init(
+        time: Date, platform: Platform, outcome: Outcome, reason: String?, installationID: String?, handle: String,
+        notificationID: String? = nil
+    ) {
+        self.notificationID = notificationID
         self.time = time
         self.platform = platform
         self.outcome = outcome
@@ -272,7 +278,7 @@ public struct Dispatcher: Sendable {
                 page.failures.append(
                     DeliveryFailure(
                         time: Date(), platform: installation.platform, outcome: .invalidNotificationFormat,
-                        reason: "template: \((error as? HubError)?.message ?? "could not be rendered")", installationID: installation.installationID,
+                        reason: "template: \(error.message)", installationID: installation.installationID,
                         handle: installation.pushChannel.storageKey))
             }
         }

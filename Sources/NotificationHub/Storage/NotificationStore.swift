@@ -33,6 +33,16 @@ public protocol NotificationStore: Sendable {
 
     /// The devices a notification failed to reach, in the order they were recorded, after `cursor`.
     func failures(id: String, after cursor: Int64?, limit: Int) async throws -> FeedbackPage
+
+    /// Failures of every notification recorded after `cursor`, oldest first, with their notification ids: the feed
+    /// a feedback webhook consumes.
+    func allFailures(after cursor: Int64?, limit: Int) async throws -> FeedbackPage
+
+    /// A named position a consumer of a feed has reached (e.g. the feedback webhook), or `nil` if never set.
+    func position(_ name: String) async throws -> Int64?
+
+    /// Records a named position.
+    func setPosition(_ name: String, to value: Int64) async throws
 }
 
 /// One page of a notification's feedback list.
@@ -41,10 +51,13 @@ public struct FeedbackPage: Sendable {
     public var failures: [DeliveryFailure]
     /// Where the next page starts, or `nil` when this was the last page.
     public var next: Int64?
+    /// The position of the last failure in this page (where a feed consumer continues), or `nil` if empty.
+    public var last: Int64?
 
     /// Creates a page.
-    public init(failures: [DeliveryFailure], next: Int64?) {
+    public init(failures: [DeliveryFailure], next: Int64?, last: Int64? = nil) {
         self.failures = failures
         self.next = next
+        self.last = last
     }
 }

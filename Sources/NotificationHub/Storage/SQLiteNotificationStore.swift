@@ -104,21 +104,44 @@ public final class SQLiteNotificationStore: NotificationStore {
     }
 
     public func failures(id: String, after cursor: Int64?, limit: Int) async throws -> FeedbackPage {
+        try await failurePage(
+            where: "notification_id = ? AND seq > ?", [.text(id), .integer(Int(cursor ?? 0))], limit: limit)
+    }
+
+    public func allFailures(after cursor: Int64?, limit: Int) async throws -> FeedbackPage {
+        try await failurePage(where: "seq > ?", [.integer(Int(cursor ?? 0))], limit: limit)
+    }
+
+    func failurePage(where condition: String, _ binds: [SQLiteData], limit: Int) async throws -> FeedbackPage {
         let rows = try await database.read(
             """
-            SELECT seq, time, platform, outcome, reason, installation_id, handle FROM notification_failures
-            WHERE notification_id = ? AND seq > ? ORDER BY seq LIMIT ?
-            """, [.text(id), .integer(Int(cursor ?? 0)), .integer(limit + 1)])
+            SELECT seq, notification_id, time, platform, outcome, reason, installation_id, handle
+            FROM notification_failures WHERE \(condition) ORDER BY seq LIMIT ?
+            """, binds + [.integer(limit + 1)])
         let more = rows.count > limit
         let failures = rows.prefix(limit).map { row in
             DeliveryFailure(
                 time: Date(timeIntervalSince1970: row.column("time")?.double ?? 0),
                 platform: Platform(row.column("platform")?.string ?? ""),
                 outcome: Outcome(row.column("outcome")?.string ?? ""), reason: row.column("reason")?.string,
-                installationID: row.column("installation_id")?.string, handle: row.column("handle")?.string ?? "")
+                installationID: row.column("installation_id")?.string, handle: row.column("handle")?.string ?? "",
+                notificationID: row.column("notification_id")?.string)
         }
         let last = rows.prefix(limit).last?.column("seq")?.integer.map(Int64.init)
-        return FeedbackPage(failures: failures, next: more ? last : nil)
+        return FeedbackPage(failures: failures, next: more ? last : nil, last: last)
+    }
+
+    public func position(_ name: String) async throws -> Int64? {
+        let rows = try await database.read("SELECT value FROM hub_positions WHERE name = ?", [.text(name)])
+        return rows.first?.column("value")?.integer.map(Int64.init)
+    }
+
+    public func setPosition(_ name: String, to value: Int64) async throws {
+        try await database.transaction { connection in
+            _ = try await connection.query(
+                "INSERT INTO hub_positions (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                [.text(name), .integer(Int(value))])
+        }
     }
 
     public func progress(id: String) async throws -> (summary: DispatchSummary, cursor: InstallationCursor?) {

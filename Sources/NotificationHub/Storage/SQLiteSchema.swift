@@ -87,5 +87,10 @@ extension SQLiteHubDatabase {
                 """,
                 "CREATE INDEX secure_notifications_expiry ON secure_notifications(expires_time)",
             ]),
+        .init(
+            version: 5,
+            statements: [
+                "CREATE TABLE hub_positions (name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
+            ]),
     ]
 }
