@@ -14,7 +14,7 @@ defer {
 
 var logger = Logger(label: "bench")
 logger.logLevel = .warning
-let store = try await SQLiteInstallationStore.open(storage: .sqlite(path: path), logger: logger)
+let store = try await SQLInstallationStore.open(storage: .sqlite(path: path), logger: logger)
 
 func seconds(since start: ContinuousClock.Instant) -> Double {
     let elapsed = ContinuousClock.now - start

@@ -8,7 +8,6 @@ import HummingbirdTesting
 import JWTKit
 import NIOCore
 import NotificationHub
-import SQLiteNIO
 import Testing
 
 /// Secure push through the API: id-only pushes on every platform, bearer-token checks, no existence oracle, no
@@ -124,12 +123,12 @@ import Testing
             #expect(again.status == .ok)
 
             // The database holds no plaintext.
-            let store = try #require(api.hub.secureNotifications as? SQLiteSecureNotificationStore)
+            let store = try #require(api.hub.secureNotifications as? SQLSecureNotificationStore)
             let rows = try await store.database.read("SELECT * FROM secure_notifications", [])
             #expect(rows.count == 1)
             for row in rows {
                 for column in ["sealed_payload", "audience", "id"] {
-                    let bytes = row.column(column)?.blob.map { String(buffer: $0) } ?? row.column(column)?.string ?? ""
+                    let bytes = row.string(column) ?? ""
                     #expect(!bytes.contains(Self.sensitive) && !bytes.contains("balance"))
                 }
             }

@@ -12,7 +12,7 @@ import Testing
 
     func withHub<T: Sendable>(
         configuration: DeliveryConfiguration = fast,
-        _ body: (SQLiteInstallationStore, RecordingAdapter, Dispatcher) async throws -> T
+        _ body: (SQLInstallationStore, RecordingAdapter, Dispatcher) async throws -> T
     ) async throws -> T {
         try await InstallationStoreTests.withStore { store in
             let adapter = RecordingAdapter()
@@ -26,121 +26,145 @@ import Testing
     static let format = NotificationFormat("testformat")
     static let platform = Platform("test")
 
-    @Test func nativeSendReachesExactlyTheMatchingInstallations() async throws {
-        try await withHub { store, adapter, dispatcher in
-            for index in 0..<40 {
-                _ = try await store.upsert(
-                    InstallationStoreTests.installation("i\(index)", tags: index % 4 == 0 ? ["sports"] : ["news", "muted"]))
+    @Test(arguments: TestBackend.all)
+    func nativeSendReachesExactlyTheMatchingInstallations(backend: TestBackend) async throws {
+        try await backend.run {
+            try await withHub { store, adapter, dispatcher in
+                for index in 0..<40 {
+                    _ = try await store.upsert(
+                        InstallationStoreTests.installation("i\(index)", tags: index % 4 == 0 ? ["sports"] : ["news", "muted"]))
+                }
+                let notification = Notification(
+                    format: Self.format, body: #"{"hello":1}"#, headers: ["x-h": "v"],
+                    audience: .tags(try TagExpression(parsing: "sports || (news && !muted)")))
+                let summary = try await dispatcher.dispatch(notification)
+                #expect(summary.counts == [Self.platform: [.success: 10]])
+                let received = adapter.received
+                #expect(Set(received.compactMap(\.installationID)) == Set((0..<40).filter { $0 % 4 == 0 }.map { "i\($0)" }))
+                #expect(received.allSatisfy { $0.payload == #"{"hello":1}"# && $0.headers["x-h"] == "v" && $0.attempt == 1 })
+                #expect(received.count == 10)
             }
-            let notification = Notification(
-                format: Self.format, body: #"{"hello":1}"#, headers: ["x-h": "v"],
-                audience: .tags(try TagExpression(parsing: "sports || (news && !muted)")))
-            let summary = try await dispatcher.dispatch(notification)
-            #expect(summary.counts == [Self.platform: [.success: 10]])
-            let received = adapter.received
-            #expect(Set(received.compactMap(\.installationID)) == Set((0..<40).filter { $0 % 4 == 0 }.map { "i\($0)" }))
-            #expect(received.allSatisfy { $0.payload == #"{"hello":1}"# && $0.headers["x-h"] == "v" && $0.attempt == 1 })
-            #expect(received.count == 10)
         }
     }
 
-    @Test func broadcastAndDirectSends() async throws {
-        try await withHub { store, adapter, dispatcher in
-            for index in 0..<12 { _ = try await store.upsert(InstallationStoreTests.installation("i\(index)")) }
-            let all = try await dispatcher.dispatch(Notification(format: Self.format, body: "x", audience: .all))
-            #expect(all.count(of: .success) == 12)
-            let direct = try await dispatcher.dispatch(
-                Notification(format: Self.format, body: "y", audience: .handles(Self.platform, [.handle("dev-zz")])))
-            #expect(direct.count(of: .success) == 1)
-            #expect(adapter.received.last?.installationID == nil)
-            #expect(adapter.received.last?.handle == "dev-zz")
+    @Test(arguments: TestBackend.all)
+    func broadcastAndDirectSends(backend: TestBackend) async throws {
+        try await backend.run {
+            try await withHub { store, adapter, dispatcher in
+                for index in 0..<12 { _ = try await store.upsert(InstallationStoreTests.installation("i\(index)")) }
+                let all = try await dispatcher.dispatch(Notification(format: Self.format, body: "x", audience: .all))
+                #expect(all.count(of: .success) == 12)
+                let direct = try await dispatcher.dispatch(
+                    Notification(format: Self.format, body: "y", audience: .handles(Self.platform, [.handle("dev-zz")])))
+                #expect(direct.count(of: .success) == 1)
+                #expect(adapter.received.last?.installationID == nil)
+                #expect(adapter.received.last?.handle == "dev-zz")
+            }
         }
     }
 
-    @Test func templateSendsRenderPerInstallationAndTemplate() async throws {
-        try await withHub { store, adapter, dispatcher in
-            var alice = InstallationStoreTests.installation("alice", tags: ["username:alice"])
-            alice.templates = [
-                "greeting": InstallationTemplate(body: #"{"msg":"Hi $(name)"}"#, headers: ["kind": "$(kind)"]),
-                "scores": InstallationTemplate(body: ##"{"score":"#(score)"}"##, tags: ["sports"]),
-            ]
-            var bob = InstallationStoreTests.installation("bob", tags: ["username:bob"])
-            bob.templates = ["greeting": InstallationTemplate(body: #"{"msg":"Yo $(name)"}"#)]
-            let plain = InstallationStoreTests.installation("plain", tags: ["username:carol"])
-            for installation in [alice, bob, plain] { _ = try await store.upsert(installation) }
+    @Test(arguments: TestBackend.all)
+    func templateSendsRenderPerInstallationAndTemplate(backend: TestBackend) async throws {
+        try await backend.run {
+            try await withHub { store, adapter, dispatcher in
+                var alice = InstallationStoreTests.installation("alice", tags: ["username:alice"])
+                alice.templates = [
+                    "greeting": InstallationTemplate(body: #"{"msg":"Hi $(name)"}"#, headers: ["kind": "$(kind)"]),
+                    "scores": InstallationTemplate(body: ##"{"score":"#(score)"}"##, tags: ["sports"]),
+                ]
+                var bob = InstallationStoreTests.installation("bob", tags: ["username:bob"])
+                bob.templates = ["greeting": InstallationTemplate(body: #"{"msg":"Yo $(name)"}"#)]
+                let plain = InstallationStoreTests.installation("plain", tags: ["username:carol"])
+                for installation in [alice, bob, plain] { _ = try await store.upsert(installation) }
 
-            let everyone = try await dispatcher.dispatch(
-                Notification(format: .template, body: #"{"name":"\"Q\"","score":7,"kind":"k1"}"#, audience: .all))
-            #expect(everyone.count(of: .success) == 3)
-            let payloads = Set(adapter.received.map(\.payload))
-            #expect(payloads == [#"{"msg":"Hi \"Q\""}"#, #"{"score":7}"#, #"{"msg":"Yo \"Q\""}"#])
-            #expect(adapter.received.first { $0.payload.hasPrefix(#"{"msg":"Hi"#) }?.headers["kind"] == "k1")
-            #expect(adapter.received.allSatisfy { $0.format == Self.format })
+                let everyone = try await dispatcher.dispatch(
+                    Notification(format: .template, body: #"{"name":"\"Q\"","score":7,"kind":"k1"}"#, audience: .all))
+                #expect(everyone.count(of: .success) == 3)
+                let payloads = Set(adapter.received.map(\.payload))
+                #expect(payloads == [#"{"msg":"Hi \"Q\""}"#, #"{"score":7}"#, #"{"msg":"Yo \"Q\""}"#])
+                #expect(adapter.received.first { $0.payload.hasPrefix(#"{"msg":"Hi"#) }?.headers["kind"] == "k1")
+                #expect(adapter.received.allSatisfy { $0.format == Self.format })
 
-            let sportsOnly = try await dispatcher.dispatch(
-                Notification(format: .template, body: #"{"score":1}"#, audience: .tags(.tag("sports"))))
-            #expect(sportsOnly.count(of: .success) == 1)
-            #expect(adapter.received.last?.payload == #"{"score":1}"#)
+                let sportsOnly = try await dispatcher.dispatch(
+                    Notification(format: .template, body: #"{"score":1}"#, audience: .tags(.tag("sports"))))
+                #expect(sportsOnly.count(of: .success) == 1)
+                #expect(adapter.received.last?.payload == #"{"score":1}"#)
+            }
         }
     }
 
-    @Test func expiredChannelsAreMarkedAndSkippedNextTime() async throws {
-        try await withHub { store, adapter, dispatcher in
-            _ = try await store.upsert(InstallationStoreTests.installation("gone"))
-            _ = try await store.upsert(InstallationStoreTests.installation("ok"))
-            adapter.script("dev-gone", [DeliveryResult(.expiredChannel, reason: "Unregistered", channelExpiredAt: Date() + 60)])
-            let first = try await dispatcher.dispatch(Notification(format: Self.format, body: "1", audience: .all))
-            #expect(first.count(of: .expiredChannel) == 1)
-            #expect(first.count(of: .success) == 1)
-            #expect(try await store.installation(id: "gone")?.expiredPushChannel == true)
-            let second = try await dispatcher.dispatch(Notification(format: Self.format, body: "2", audience: .all))
-            #expect(second.counts == [Self.platform: [.success: 1]])
+    @Test(arguments: TestBackend.all)
+    func expiredChannelsAreMarkedAndSkippedNextTime(backend: TestBackend) async throws {
+        try await backend.run {
+            try await withHub { store, adapter, dispatcher in
+                _ = try await store.upsert(InstallationStoreTests.installation("gone"))
+                _ = try await store.upsert(InstallationStoreTests.installation("ok"))
+                adapter.script("dev-gone", [DeliveryResult(.expiredChannel, reason: "Unregistered", channelExpiredAt: Date() + 60)])
+                let first = try await dispatcher.dispatch(Notification(format: Self.format, body: "1", audience: .all))
+                #expect(first.count(of: .expiredChannel) == 1)
+                #expect(first.count(of: .success) == 1)
+                #expect(try await store.installation(id: "gone")?.expiredPushChannel == true)
+                let second = try await dispatcher.dispatch(Notification(format: Self.format, body: "2", audience: .all))
+                #expect(second.counts == [Self.platform: [.success: 1]])
+            }
         }
     }
 
-    @Test func deletePolicyRemovesExpiredInstallations() async throws {
-        var configuration = Self.fast
-        configuration.expiredChannelPolicy = .delete
-        try await withHub(configuration: configuration) { store, adapter, dispatcher in
-            _ = try await store.upsert(InstallationStoreTests.installation("gone"))
-            adapter.script("dev-gone", [DeliveryResult(.expiredChannel)])
-            _ = try await dispatcher.dispatch(Notification(format: Self.format, body: "1", audience: .all))
-            #expect(try await store.installation(id: "gone") == nil)
+    @Test(arguments: TestBackend.all)
+    func deletePolicyRemovesExpiredInstallations(backend: TestBackend) async throws {
+        try await backend.run {
+            var configuration = Self.fast
+            configuration.expiredChannelPolicy = .delete
+            try await withHub(configuration: configuration) { store, adapter, dispatcher in
+                _ = try await store.upsert(InstallationStoreTests.installation("gone"))
+                adapter.script("dev-gone", [DeliveryResult(.expiredChannel)])
+                _ = try await dispatcher.dispatch(Notification(format: Self.format, body: "1", audience: .all))
+                #expect(try await store.installation(id: "gone") == nil)
+            }
         }
     }
 
-    @Test func retryableOutcomesAreRetriedThenSucceedOrGiveUp() async throws {
-        try await withHub { store, adapter, dispatcher in
-            _ = try await store.upsert(InstallationStoreTests.installation("flaky"))
-            _ = try await store.upsert(InstallationStoreTests.installation("down"))
-            adapter.script("dev-flaky", [DeliveryResult(.throttled, retryAfter: .milliseconds(20))])
-            adapter.script("dev-down", Array(repeating: DeliveryResult(.pnsUnavailable), count: 5))
-            let summary = try await dispatcher.dispatch(Notification(format: Self.format, body: "1", audience: .all))
-            #expect(summary.count(of: .success) == 1)
-            #expect(summary.count(of: .pnsUnavailable) == 1)
-            #expect(adapter.received.filter { $0.handle == "dev-flaky" }.map(\.attempt) == [1, 2])
-            #expect(adapter.received.filter { $0.handle == "dev-down" }.map(\.attempt) == [1, 2, 3])
+    @Test(arguments: TestBackend.all)
+    func retryableOutcomesAreRetriedThenSucceedOrGiveUp(backend: TestBackend) async throws {
+        try await backend.run {
+            try await withHub { store, adapter, dispatcher in
+                _ = try await store.upsert(InstallationStoreTests.installation("flaky"))
+                _ = try await store.upsert(InstallationStoreTests.installation("down"))
+                adapter.script("dev-flaky", [DeliveryResult(.throttled, retryAfter: .milliseconds(20))])
+                adapter.script("dev-down", Array(repeating: DeliveryResult(.pnsUnavailable), count: 5))
+                let summary = try await dispatcher.dispatch(Notification(format: Self.format, body: "1", audience: .all))
+                #expect(summary.count(of: .success) == 1)
+                #expect(summary.count(of: .pnsUnavailable) == 1)
+                #expect(adapter.received.filter { $0.handle == "dev-flaky" }.map(\.attempt) == [1, 2])
+                #expect(adapter.received.filter { $0.handle == "dev-down" }.map(\.attempt) == [1, 2, 3])
+            }
         }
     }
 
-    @Test func retriesPastTheAbandonWindowAreAbandoned() async throws {
-        var configuration = Self.fast
-        configuration.abandonAfterSeconds = 1
-        try await withHub(configuration: configuration) { store, adapter, dispatcher in
-            _ = try await store.upsert(InstallationStoreTests.installation("slow"))
-            adapter.script("dev-slow", [DeliveryResult(.throttled, retryAfter: .seconds(120))])
-            let summary = try await dispatcher.dispatch(Notification(format: Self.format, body: "1", audience: .all))
-            #expect(summary.counts == [Self.platform: [.abandoned: 1]])
+    @Test(arguments: TestBackend.all)
+    func retriesPastTheAbandonWindowAreAbandoned(backend: TestBackend) async throws {
+        try await backend.run {
+            var configuration = Self.fast
+            configuration.abandonAfterSeconds = 1
+            try await withHub(configuration: configuration) { store, adapter, dispatcher in
+                _ = try await store.upsert(InstallationStoreTests.installation("slow"))
+                adapter.script("dev-slow", [DeliveryResult(.throttled, retryAfter: .seconds(120))])
+                let summary = try await dispatcher.dispatch(Notification(format: Self.format, body: "1", audience: .all))
+                #expect(summary.counts == [Self.platform: [.abandoned: 1]])
+            }
         }
     }
 
-    @Test func invalidTemplatesCountAsFormatErrors() async throws {
-        try await withHub { store, _, dispatcher in
-            var broken = InstallationStoreTests.installation("broken")
-            broken.templates = ["t": InstallationTemplate(body: #"{"a":"$(oops"}"#)]
-            _ = try await store.upsert(broken)
-            let summary = try await dispatcher.dispatch(Notification(format: .template, body: "{}", audience: .all))
-            #expect(summary.counts == [Self.platform: [.invalidNotificationFormat: 1]])
+    @Test(arguments: TestBackend.all)
+    func invalidTemplatesCountAsFormatErrors(backend: TestBackend) async throws {
+        try await backend.run {
+            try await withHub { store, _, dispatcher in
+                var broken = InstallationStoreTests.installation("broken")
+                broken.templates = ["t": InstallationTemplate(body: #"{"a":"$(oops"}"#)]
+                _ = try await store.upsert(broken)
+                let summary = try await dispatcher.dispatch(Notification(format: .template, body: "{}", audience: .all))
+                #expect(summary.counts == [Self.platform: [.invalidNotificationFormat: 1]])
+            }
         }
     }
 

@@ -31,7 +31,7 @@ import Testing
     }
 
     func withDispatcher<T: Sendable>(
-        _ body: (SQLiteInstallationStore, RecordingAdapter, Dispatcher) async throws -> T
+        _ body: (SQLInstallationStore, RecordingAdapter, Dispatcher) async throws -> T
     ) async throws -> T {
         try await InstallationStoreTests.withStore { store in
             let adapter = RecordingAdapter()
@@ -42,152 +42,167 @@ import Testing
         }
     }
 
-    @Test func checkpointsAddUpToTheSummaryAndMoveForward() async throws {
-        try await withDispatcher { store, adapter, dispatcher in
-            _ = try await store.upsert(contentsOf: (0..<50).map { InstallationStoreTests.installation("i\($0)") })
-            adapter.script("dev-i3", [DeliveryResult(.badChannel, reason: "BadDeviceToken")])
-            adapter.script("dev-i40", [DeliveryResult(.wrongChannel, reason: "DeviceTokenNotForTopic")])
-            let log = CheckpointLog()
-            let summary = try await dispatcher.dispatch(Notification(format: Self.format, body: "x", audience: .all)) {
-                try log.record($0)
+    @Test(arguments: TestBackend.all)
+    func checkpointsAddUpToTheSummaryAndMoveForward(backend: TestBackend) async throws {
+        try await backend.run {
+            try await withDispatcher { store, adapter, dispatcher in
+                _ = try await store.upsert(contentsOf: (0..<50).map { InstallationStoreTests.installation("i\($0)") })
+                adapter.script("dev-i3", [DeliveryResult(.badChannel, reason: "BadDeviceToken")])
+                adapter.script("dev-i40", [DeliveryResult(.wrongChannel, reason: "DeviceTokenNotForTopic")])
+                let log = CheckpointLog()
+                let summary = try await dispatcher.dispatch(Notification(format: Self.format, body: "x", audience: .all)) {
+                    try log.record($0)
+                }
+                var added = DispatchSummary()
+                for checkpoint in log.all { added.merge(checkpoint.summary) }
+                #expect(added == summary)
+                #expect(summary.total == 50 && summary.count(of: .success) == 48)
+                let cursors = log.all.compactMap(\.cursor).map(\.position)
+                #expect(cursors == cursors.sorted() && Set(cursors).count == cursors.count && !cursors.isEmpty)
+                let failures = log.all.flatMap(\.failures)
+                #expect(Set(failures.map(\.installationID)) == ["i3", "i40"])
+                #expect(failures.first { $0.installationID == "i3" }?.outcome == .badChannel)
+                #expect(failures.first { $0.installationID == "i3" }?.reason == "BadDeviceToken")
+                #expect(failures.first { $0.installationID == "i40" }?.handle == "dev-i40")
             }
-            var added = DispatchSummary()
-            for checkpoint in log.all { added.merge(checkpoint.summary) }
-            #expect(added == summary)
-            #expect(summary.total == 50 && summary.count(of: .success) == 48)
-            let cursors = log.all.compactMap(\.cursor).map(\.position)
-            #expect(cursors == cursors.sorted() && Set(cursors).count == cursors.count && !cursors.isEmpty)
-            let failures = log.all.flatMap(\.failures)
-            #expect(Set(failures.map(\.installationID)) == ["i3", "i40"])
-            #expect(failures.first { $0.installationID == "i3" }?.outcome == .badChannel)
-            #expect(failures.first { $0.installationID == "i3" }?.reason == "BadDeviceToken")
-            #expect(failures.first { $0.installationID == "i40" }?.handle == "dev-i40")
         }
     }
 
-    @Test func aResumedFanOutReachesEveryoneAndRepeatsOnlyInFlightPages() async throws {
-        try await withDispatcher { store, adapter, dispatcher in
-            let count = 200
-            _ = try await store.upsert(contentsOf: (0..<count).map { InstallationStoreTests.installation("i\($0)") })
+    @Test(arguments: TestBackend.all)
+    func aResumedFanOutReachesEveryoneAndRepeatsOnlyInFlightPages(backend: TestBackend) async throws {
+        try await backend.run {
+            try await withDispatcher { store, adapter, dispatcher in
+                let count = 200
+                _ = try await store.upsert(contentsOf: (0..<count).map { InstallationStoreTests.installation("i\($0)") })
+                let notification = Notification(format: Self.format, body: "x", audience: .all)
+                let crashed = CheckpointLog(failAfter: 4)
+                var stopped = false
+                do {
+                    _ = try await dispatcher.dispatch(notification) { try crashed.record($0) }
+                } catch is HubError {
+                    stopped = true
+                }
+                #expect(stopped)
+                let committed = crashed.all
+                #expect(committed.count == 4)
+                let cursor = committed.compactMap(\.cursor).last
+                var before = DispatchSummary()
+                for checkpoint in committed { before.merge(checkpoint.summary) }
+                let deliveredBefore = adapter.received.count
+
+                let resumed = try await dispatcher.dispatch(notification, resumingAfter: cursor)
+                var total = before
+                total.merge(resumed)
+                #expect(total.count(of: .success) == count)
+
+                var perDevice: [String: Int] = [:]
+                for received in adapter.received { perDevice[received.handle, default: 0] += 1 }
+                #expect(perDevice.count == count)
+                #expect(perDevice.values.allSatisfy { $0 <= 2 })
+                let duplicates = adapter.received.count - count
+                #expect(duplicates <= Self.configuration.pagesInFlight * Self.configuration.pageSize)
+                #expect(deliveredBefore >= before.total)
+            }
+        }
+    }
+
+    @Test(arguments: TestBackend.all)
+    func failuresAreStoredWithTheCheckpointAndPageable(backend: TestBackend) async throws {
+        try await backend.run {
+            let store = try await InstallationStoreTests.makeStore()
+            let notifications = SQLNotificationStore(database: store.database)
             let notification = Notification(format: Self.format, body: "x", audience: .all)
-            let crashed = CheckpointLog(failAfter: 4)
-            var stopped = false
-            do {
-                _ = try await dispatcher.dispatch(notification) { try crashed.record($0) }
-            } catch is HubError {
-                stopped = true
+            _ = try await notifications.enqueue(notification, scheduledTime: nil, idempotencyKey: nil)
+            let now = Date()
+            let claimed = try await notifications.claim(owner: "a", leaseSeconds: 30, now: now)
+            #expect(claimed?.notification.id == notification.id)
+            var summary = DispatchSummary()
+            summary.record(.success, platform: Self.platform, count: 5)
+            summary.record(.badChannel, platform: Self.platform, count: 3)
+            let failures = (0..<3).map {
+                DeliveryFailure(
+                    time: now, platform: Self.platform, outcome: .badChannel, reason: "Bad", installationID: "i\($0)", handle: "dev-i\($0)")
             }
-            #expect(stopped)
-            let committed = crashed.all
-            #expect(committed.count == 4)
-            let cursor = committed.compactMap(\.cursor).last
-            var before = DispatchSummary()
-            for checkpoint in committed { before.merge(checkpoint.summary) }
-            let deliveredBefore = adapter.received.count
+            let checkpoint = DispatchCheckpoint(summary: summary, failures: failures, cursor: InstallationCursor(position: 8))
+            #expect(try await notifications.recordCheckpoint(id: notification.id, owner: "a", checkpoint))
+            #expect(try await notifications.recordCheckpoint(id: notification.id, owner: "a", checkpoint))
+            // Another owner (a worker whose lease was taken over) cannot record anything.
+            #expect(try await notifications.recordCheckpoint(id: notification.id, owner: "b", checkpoint) == false)
 
-            let resumed = try await dispatcher.dispatch(notification, resumingAfter: cursor)
-            var total = before
-            total.merge(resumed)
-            #expect(total.count(of: .success) == count)
+            let progress = try await notifications.progress(id: notification.id)
+            #expect(progress.cursor == InstallationCursor(position: 8))
+            #expect(progress.summary.count(of: .success) == 10 && progress.summary.count(of: .badChannel) == 6)
+            let first = try await notifications.failures(id: notification.id, after: nil, limit: 4)
+            #expect(first.failures.count == 4 && first.next != nil)
+            let rest = try await notifications.failures(id: notification.id, after: first.next, limit: 4)
+            #expect(rest.failures.count == 2 && rest.next == nil)
+            #expect((first.failures + rest.failures).map(\.installationID) == ["i0", "i1", "i2", "i0", "i1", "i2"])
+            #expect(rest.failures.last?.reason == "Bad" && rest.failures.last?.handle == "dev-i2")
 
-            var perDevice: [String: Int] = [:]
-            for received in adapter.received { perDevice[received.handle, default: 0] += 1 }
-            #expect(perDevice.count == count)
-            #expect(perDevice.values.allSatisfy { $0 <= 2 })
-            let duplicates = adapter.received.count - count
-            #expect(duplicates <= Self.configuration.pagesInFlight * Self.configuration.pageSize)
-            #expect(deliveredBefore >= before.total)
+            // The lease expires: another worker takes the notification over and sees the progress.
+            let takeover = try await notifications.claim(owner: "b", leaseSeconds: 30, now: now + 31)
+            #expect(takeover?.notification.id == notification.id)
+            #expect(try await notifications.renewLease(id: notification.id, owner: "a", leaseSeconds: 30, now: now + 32) == false)
+            try await store.database.close()
         }
     }
 
-    @Test func failuresAreStoredWithTheCheckpointAndPageable() async throws {
-        let store = try await InstallationStoreTests.makeStore()
-        let notifications = SQLiteNotificationStore(database: store.database)
-        let notification = Notification(format: Self.format, body: "x", audience: .all)
-        _ = try await notifications.enqueue(notification, scheduledTime: nil, idempotencyKey: nil)
-        let now = Date()
-        let claimed = try await notifications.claim(owner: "a", leaseSeconds: 30, now: now)
-        #expect(claimed?.notification.id == notification.id)
-        var summary = DispatchSummary()
-        summary.record(.success, platform: Self.platform, count: 5)
-        summary.record(.badChannel, platform: Self.platform, count: 3)
-        let failures = (0..<3).map {
-            DeliveryFailure(
-                time: now, platform: Self.platform, outcome: .badChannel, reason: "Bad", installationID: "i\($0)", handle: "dev-i\($0)")
-        }
-        let checkpoint = DispatchCheckpoint(summary: summary, failures: failures, cursor: InstallationCursor(position: 8))
-        #expect(try await notifications.recordCheckpoint(id: notification.id, owner: "a", checkpoint))
-        #expect(try await notifications.recordCheckpoint(id: notification.id, owner: "a", checkpoint))
-        // Another owner (a worker whose lease was taken over) cannot record anything.
-        #expect(try await notifications.recordCheckpoint(id: notification.id, owner: "b", checkpoint) == false)
+    @Test(arguments: TestBackend.all)
+    func hubResumesAFanOutFromItsCheckpoint(backend: TestBackend) async throws {
+        try await backend.run {
+            let store = try await InstallationStoreTests.makeStore()
+            let notifications = SQLNotificationStore(database: store.database)
+            _ = try await store.upsert(contentsOf: (0..<30).map { InstallationStoreTests.installation("i\($0)") })
+            let notification = Notification(format: Self.format, body: "x", audience: .all)
+            _ = try await notifications.enqueue(notification, scheduledTime: nil, idempotencyKey: nil)
+            // A worker that crashed after delivering the first 10 installations (store order) and recording them.
+            let crashedAt = Date() - 120
+            _ = try await notifications.claim(owner: "crashed", leaseSeconds: 60, now: crashedAt)
+            let first = try await store.query(InstallationQuery(), after: nil, limit: 10)
+            var done = DispatchSummary()
+            done.record(.success, platform: Self.platform, count: 10)
+            _ = try await notifications.recordCheckpoint(
+                id: notification.id, owner: "crashed", DispatchCheckpoint(summary: done, failures: [], cursor: first.next))
 
-        let progress = try await notifications.progress(id: notification.id)
-        #expect(progress.cursor == InstallationCursor(position: 8))
-        #expect(progress.summary.count(of: .success) == 10 && progress.summary.count(of: .badChannel) == 6)
-        let first = try await notifications.failures(id: notification.id, after: nil, limit: 4)
-        #expect(first.failures.count == 4 && first.next != nil)
-        let rest = try await notifications.failures(id: notification.id, after: first.next, limit: 4)
-        #expect(rest.failures.count == 2 && rest.next == nil)
-        #expect((first.failures + rest.failures).map(\.installationID) == ["i0", "i1", "i2", "i0", "i1", "i2"])
-        #expect(rest.failures.last?.reason == "Bad" && rest.failures.last?.handle == "dev-i2")
-
-        // The lease expires: another worker takes the notification over and sees the progress.
-        let takeover = try await notifications.claim(owner: "b", leaseSeconds: 30, now: now + 31)
-        #expect(takeover?.notification.id == notification.id)
-        #expect(try await notifications.renewLease(id: notification.id, owner: "a", leaseSeconds: 30, now: now + 32) == false)
-        try await store.database.close()
-    }
-
-    @Test func hubResumesAFanOutFromItsCheckpoint() async throws {
-        let store = try await InstallationStoreTests.makeStore()
-        let notifications = SQLiteNotificationStore(database: store.database)
-        _ = try await store.upsert(contentsOf: (0..<30).map { InstallationStoreTests.installation("i\($0)") })
-        let notification = Notification(format: Self.format, body: "x", audience: .all)
-        _ = try await notifications.enqueue(notification, scheduledTime: nil, idempotencyKey: nil)
-        // A worker that crashed after delivering the first 10 installations (store order) and recording them.
-        let crashedAt = Date() - 120
-        _ = try await notifications.claim(owner: "crashed", leaseSeconds: 60, now: crashedAt)
-        let first = try await store.query(InstallationQuery(), after: nil, limit: 10)
-        var done = DispatchSummary()
-        done.record(.success, platform: Self.platform, count: 10)
-        _ = try await notifications.recordCheckpoint(
-            id: notification.id, owner: "crashed", DispatchCheckpoint(summary: done, failures: [], cursor: first.next))
-
-        let adapter = RecordingAdapter()
-        let hub = Hub(
-            configuration: HubConfiguration(
-                name: "demo", delivery: Self.configuration, adapters: try AdapterSet([adapter])),
-            installations: store, notifications: notifications,
-            secureNotifications: SQLiteSecureNotificationStore(database: store.database), database: store.database,
-            logger: Logger(label: "test"))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await hub.run() }
-            var record: NotificationRecord?
-            for _ in 0..<500 {
-                record = try await notifications.record(id: notification.id)
-                if record?.state.isFinal == true { break }
-                try await Task.sleep(for: .milliseconds(10))
+            let adapter = RecordingAdapter()
+            let hub = Hub(
+                configuration: HubConfiguration(
+                    name: "demo", delivery: Self.configuration, adapters: try AdapterSet([adapter])),
+                installations: store, notifications: notifications,
+                secureNotifications: SQLSecureNotificationStore(database: store.database), database: store.database,
+                logger: Logger(label: "test"))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await hub.run() }
+                var record: NotificationRecord?
+                for _ in 0..<500 {
+                    record = try await notifications.record(id: notification.id)
+                    if record?.state.isFinal == true { break }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                group.cancelAll()
+                #expect(record?.state == .completed)
+                #expect(record?.summary.count(of: .success) == 30)
             }
-            group.cancelAll()
-            #expect(record?.state == .completed)
-            #expect(record?.summary.count(of: .success) == 30)
+            let handles = Set(adapter.received.map(\.handle))
+            #expect(handles == Set((10..<30).map { "dev-i\($0)" }))
+            #expect(adapter.received.count == 20)
         }
-        let handles = Set(adapter.received.map(\.handle))
-        #expect(handles == Set((10..<30).map { "dev-i\($0)" }))
-        #expect(adapter.received.count == 20)
     }
 
-    @Test func testSendsReachAtMostTenDevicesOnceAndReportEach() async throws {
-        try await withDispatcher { store, adapter, dispatcher in
-            _ = try await store.upsert(contentsOf: (0..<25).map { InstallationStoreTests.installation("i\($0)", tags: ["t"]) })
-            adapter.script("dev-i1", [DeliveryResult(.throttled, reason: "TooManyRequests")])
-            let results = try await dispatcher.testSend(Notification(format: Self.format, body: "x", audience: .tags(.tag("t"))))
-            #expect(results.count == 10)
-            #expect(adapter.received.count == 10)
-            #expect(results.first { $0.installationID == "i1" }?.outcome == .throttled)
-            #expect(results.filter { $0.outcome == .success }.count == 9)
-            let none = try await dispatcher.testSend(Notification(format: Self.format, body: "x", audience: .tags(.tag("nobody"))))
-            #expect(none.isEmpty)
+    @Test(arguments: TestBackend.all)
+    func testSendsReachAtMostTenDevicesOnceAndReportEach(backend: TestBackend) async throws {
+        try await backend.run {
+            try await withDispatcher { store, adapter, dispatcher in
+                _ = try await store.upsert(contentsOf: (0..<25).map { InstallationStoreTests.installation("i\($0)", tags: ["t"]) })
+                adapter.script("dev-i1", [DeliveryResult(.throttled, reason: "TooManyRequests")])
+                let results = try await dispatcher.testSend(Notification(format: Self.format, body: "x", audience: .tags(.tag("t"))))
+                #expect(results.count == 10)
+                #expect(adapter.received.count == 10)
+                #expect(results.first { $0.installationID == "i1" }?.outcome == .throttled)
+                #expect(results.filter { $0.outcome == .success }.count == 9)
+                let none = try await dispatcher.testSend(Notification(format: Self.format, body: "x", audience: .tags(.tag("nobody"))))
+                #expect(none.isEmpty)
+            }
         }
     }
 
@@ -227,39 +242,42 @@ import Testing
         }
     }
 
-    @Test func scheduledSendsWaitForTheirTimeOnTheHubsClock() async throws {
-        let clock = ManualWallClock(Date(timeIntervalSince1970: 1_900_000_000))
-        let store = try await InstallationStoreTests.makeStore(clock: clock)
-        let notifications = SQLiteNotificationStore(database: store.database)
-        _ = try await store.upsert(InstallationStoreTests.installation("a"))
-        let adapter = RecordingAdapter()
-        let hub = Hub(
-            configuration: HubConfiguration(name: "demo", delivery: Self.configuration, adapters: try AdapterSet([adapter])),
-            installations: store, notifications: notifications,
-            secureNotifications: SQLiteSecureNotificationStore(database: store.database), database: store.database,
-            clock: clock, logger: Logger(label: "test"))
-        let due = clock.now() + 3600
-        let id = try await hub.enqueue(Notification(format: Self.format, body: "later", audience: .all), scheduledTime: due)
-        let cancelled = try await hub.enqueue(Notification(format: Self.format, body: "never", audience: .all), scheduledTime: due)
-        #expect(try await notifications.cancel(id: cancelled, now: clock.now()))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await hub.run() }
-            // Several polling rounds pass; the hub's clock has not reached the time.
-            try await Task.sleep(for: .milliseconds(600))
-            #expect(try await notifications.record(id: id)?.state == .scheduled)
-            #expect(adapter.received.isEmpty)
-            clock.advance(by: 3600)
-            var record: NotificationRecord?
-            for _ in 0..<500 {
-                record = try await notifications.record(id: id)
-                if record?.state.isFinal == true { break }
-                try await Task.sleep(for: .milliseconds(10))
+    @Test(arguments: TestBackend.all)
+    func scheduledSendsWaitForTheirTimeOnTheHubsClock(backend: TestBackend) async throws {
+        try await backend.run {
+            let clock = ManualWallClock(Date(timeIntervalSince1970: 1_900_000_000))
+            let store = try await InstallationStoreTests.makeStore(clock: clock)
+            let notifications = SQLNotificationStore(database: store.database)
+            _ = try await store.upsert(InstallationStoreTests.installation("a"))
+            let adapter = RecordingAdapter()
+            let hub = Hub(
+                configuration: HubConfiguration(name: "demo", delivery: Self.configuration, adapters: try AdapterSet([adapter])),
+                installations: store, notifications: notifications,
+                secureNotifications: SQLSecureNotificationStore(database: store.database), database: store.database,
+                clock: clock, logger: Logger(label: "test"))
+            let due = clock.now() + 3600
+            let id = try await hub.enqueue(Notification(format: Self.format, body: "later", audience: .all), scheduledTime: due)
+            let cancelled = try await hub.enqueue(Notification(format: Self.format, body: "never", audience: .all), scheduledTime: due)
+            #expect(try await notifications.cancel(id: cancelled, now: clock.now()))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await hub.run() }
+                // Several polling rounds pass; the hub's clock has not reached the time.
+                try await Task.sleep(for: .milliseconds(600))
+                #expect(try await notifications.record(id: id)?.state == .scheduled)
+                #expect(adapter.received.isEmpty)
+                clock.advance(by: 3600)
+                var record: NotificationRecord?
+                for _ in 0..<500 {
+                    record = try await notifications.record(id: id)
+                    if record?.state.isFinal == true { break }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                #expect(try await notifications.record(id: cancelled)?.state == .cancelled)
+                group.cancelAll()
+                #expect(record?.state == .completed)
+                #expect(record?.startTime == due)
             }
-            #expect(try await notifications.record(id: cancelled)?.state == .cancelled)
-            group.cancelAll()
-            #expect(record?.state == .completed)
-            #expect(record?.startTime == due)
+            #expect(adapter.received.map(\.payload) == ["later"])
         }
-        #expect(adapter.received.map(\.payload) == ["later"])
     }
 }

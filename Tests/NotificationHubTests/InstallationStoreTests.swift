@@ -5,12 +5,13 @@ import NotificationHub
 import Testing
 
 @Suite struct InstallationStoreTests {
-    static func makeStore(clock: any WallClock = SystemWallClock()) async throws -> SQLiteInstallationStore {
-        try await SQLiteInstallationStore.open(storage: .memory, clock: clock, logger: Logger(label: "test"))
+    /// A store on a fresh database of the current ``TestBackend``.
+    static func makeStore(clock: any WallClock = SystemWallClock()) async throws -> SQLInstallationStore {
+        SQLInstallationStore(database: try await TestBackend.openDatabase(), clock: clock)
     }
 
     static func withStore<T: Sendable>(
-        clock: any WallClock = SystemWallClock(), _ body: (SQLiteInstallationStore) async throws -> T
+        clock: any WallClock = SystemWallClock(), _ body: (SQLInstallationStore) async throws -> T
     ) async throws -> T {
         let store = try await makeStore(clock: clock)
         do {
@@ -27,132 +28,159 @@ import Testing
         Installation(installationID: id, userID: user, platform: Platform("test"), pushChannel: .handle("dev-\(id)"), tags: tags)
     }
 
-    @Test func upsertGetDeleteRoundTrip() async throws {
-        let clock = ManualWallClock()
-        try await Self.withStore(clock: clock) { store in
-            var installation = Self.installation("a", tags: ["x", "y"], user: "alice")
-            installation.templates = ["t": InstallationTemplate(body: #"{"a":"$(m)"}"#, headers: ["h": "v"], tags: ["tt"])]
-            let stored = try await store.upsert(installation)
-            #expect(stored.lastUpdate == clock.now())
-            let read = try #require(try await store.installation(id: "a"))
-            #expect(read == stored)
-            #expect(try await store.delete(id: "a"))
-            #expect(try await store.installation(id: "a") == nil)
-            #expect(try await store.delete(id: "a") == false)
+    @Test(arguments: TestBackend.all)
+    func upsertGetDeleteRoundTrip(backend: TestBackend) async throws {
+        try await backend.run {
+            let clock = ManualWallClock()
+            try await Self.withStore(clock: clock) { store in
+                var installation = Self.installation("a", tags: ["x", "y"], user: "alice")
+                installation.templates = ["t": InstallationTemplate(body: #"{"a":"$(m)"}"#, headers: ["h": "v"], tags: ["tt"])]
+                let stored = try await store.upsert(installation)
+                #expect(stored.lastUpdate == clock.now())
+                let read = try #require(try await store.installation(id: "a"))
+                #expect(read == stored)
+                #expect(try await store.delete(id: "a"))
+                #expect(try await store.installation(id: "a") == nil)
+                #expect(try await store.delete(id: "a") == false)
+            }
         }
     }
 
-    @Test func objectPushChannelsRoundTrip() async throws {
-        try await Self.withStore() { store in
-            var installation = Self.installation("web")
-            installation.pushChannel = .object(["endpoint": "https://push.example/1", "p256dh": "k", "auth": "a"])
-            _ = try await store.upsert(installation)
-            #expect(try await store.installation(id: "web")?.pushChannel == installation.pushChannel)
+    @Test(arguments: TestBackend.all)
+    func objectPushChannelsRoundTrip(backend: TestBackend) async throws {
+        try await backend.run {
+            try await Self.withStore() { store in
+                var installation = Self.installation("web")
+                installation.pushChannel = .object(["endpoint": "https://push.example/1", "p256dh": "k", "auth": "a"])
+                _ = try await store.upsert(installation)
+                #expect(try await store.installation(id: "web")?.pushChannel == installation.pushChannel)
+            }
         }
     }
 
-    @Test func replacingKeepsOrderAndReplacesTags() async throws {
-        try await Self.withStore() { store in
-            _ = try await store.upsert(Self.installation("a", tags: ["old"]))
-            _ = try await store.upsert(Self.installation("b", tags: ["old"]))
-            _ = try await store.upsert(Self.installation("a", tags: ["new"]))
-            let old = try await store.query(InstallationQuery(expression: .tag("old")), after: nil, limit: 10)
-            #expect(old.installations.map(\.installationID) == ["b"])
-            let all = try await store.query(InstallationQuery(), after: nil, limit: 10)
-            #expect(all.installations.map(\.installationID) == ["a", "b"])
+    @Test(arguments: TestBackend.all)
+    func replacingKeepsOrderAndReplacesTags(backend: TestBackend) async throws {
+        try await backend.run {
+            try await Self.withStore() { store in
+                _ = try await store.upsert(Self.installation("a", tags: ["old"]))
+                _ = try await store.upsert(Self.installation("b", tags: ["old"]))
+                _ = try await store.upsert(Self.installation("a", tags: ["new"]))
+                let old = try await store.query(InstallationQuery(expression: .tag("old")), after: nil, limit: 10)
+                #expect(old.installations.map(\.installationID) == ["b"])
+                let all = try await store.query(InstallationQuery(), after: nil, limit: 10)
+                #expect(all.installations.map(\.installationID) == ["a", "b"])
+            }
         }
     }
 
-    @Test func updateIsAtomicAndNotFoundIsReported() async throws {
-        try await Self.withStore() { store in
-            _ = try await store.upsert(Self.installation("a", tags: []))
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0..<50 {
-                    group.addTask {
-                        _ = try await store.update(id: "a") { installation in installation.tags.append("t\(index)") }
+    @Test(arguments: TestBackend.all)
+    func updateIsAtomicAndNotFoundIsReported(backend: TestBackend) async throws {
+        try await backend.run {
+            try await Self.withStore() { store in
+                _ = try await store.upsert(Self.installation("a", tags: []))
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<50 {
+                        group.addTask {
+                            _ = try await store.update(id: "a") { installation in installation.tags.append("t\(index)") }
+                        }
                     }
+                    try await group.waitForAll()
                 }
-                try await group.waitForAll()
+                #expect(try await store.installation(id: "a")?.tags.count == 50)
+                await #expect {
+                    try await store.update(id: "missing") { _ in }
+                } throws: { ($0 as? HubError)?.code == .notFound }
             }
-            #expect(try await store.installation(id: "a")?.tags.count == 50)
-            await #expect {
-                try await store.update(id: "missing") { _ in }
-            } throws: { ($0 as? HubError)?.code == .notFound }
         }
     }
 
-    @Test func parallelWritersDoNotLoseWrites() async throws {
-        try await Self.withStore() { store in
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0..<200 {
-                    group.addTask { _ = try await store.upsert(Self.installation("i\(index)", tags: ["all", "n\(index % 7)"])) }
+    @Test(arguments: TestBackend.all)
+    func parallelWritersDoNotLoseWrites(backend: TestBackend) async throws {
+        try await backend.run {
+            try await Self.withStore() { store in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<200 {
+                        group.addTask { _ = try await store.upsert(Self.installation("i\(index)", tags: ["all", "n\(index % 7)"])) }
+                    }
+                    try await group.waitForAll()
                 }
-                try await group.waitForAll()
+                #expect(try await store.count(InstallationQuery(expression: .tag("all"))) == 200)
+                #expect(try await store.count(InstallationQuery(expression: .tag("n3"))) == (0..<200).filter { $0 % 7 == 3 }.count)
             }
-            #expect(try await store.count(InstallationQuery(expression: .tag("all"))) == 200)
-            #expect(try await store.count(InstallationQuery(expression: .tag("n3"))) == (0..<200).filter { $0 % 7 == 3 }.count)
         }
     }
 
-    @Test func keysetPagingVisitsEveryMatchOnce() async throws {
-        try await Self.withStore() { store in
-            for index in 0..<95 { _ = try await store.upsert(Self.installation("i\(index)", tags: index % 2 == 0 ? ["even"] : ["odd"])) }
-            var seen: [String] = []
-            for try await page in store.pages(InstallationQuery(expression: .tag("even")), pageSize: 10) {
-                #expect(page.installations.count <= 10)
-                seen += page.installations.map(\.installationID)
+    @Test(arguments: TestBackend.all)
+    func keysetPagingVisitsEveryMatchOnce(backend: TestBackend) async throws {
+        try await backend.run {
+            try await Self.withStore() { store in
+                for index in 0..<95 { _ = try await store.upsert(Self.installation("i\(index)", tags: index % 2 == 0 ? ["even"] : ["odd"])) }
+                var seen: [String] = []
+                for try await page in store.pages(InstallationQuery(expression: .tag("even")), pageSize: 10) {
+                    #expect(page.installations.count <= 10)
+                    seen += page.installations.map(\.installationID)
+                }
+                #expect(seen == (0..<95).filter { $0 % 2 == 0 }.map { "i\($0)" })
+                let first = try await store.query(InstallationQuery(), after: nil, limit: 10)
+                let token = try #require(first.next?.token)
+                let second = try await store.query(InstallationQuery(), after: try InstallationCursor(token: token), limit: 10)
+                #expect(second.installations.first?.installationID == "i10")
+                #expect(throws: HubError.self) { try InstallationCursor(token: "!!") }
             }
-            #expect(seen == (0..<95).filter { $0 % 2 == 0 }.map { "i\($0)" })
-            let first = try await store.query(InstallationQuery(), after: nil, limit: 10)
-            let token = try #require(first.next?.token)
-            let second = try await store.query(InstallationQuery(), after: try InstallationCursor(token: token), limit: 10)
-            #expect(second.installations.first?.installationID == "i10")
-            #expect(throws: HubError.self) { try InstallationCursor(token: "!!") }
         }
     }
 
-    @Test func systemTagsAreQueryable() async throws {
-        try await Self.withStore() { store in
-            _ = try await store.upsert(Self.installation("a", user: "alice"))
-            _ = try await store.upsert(Self.installation("b", user: "bob"))
-            let byUser = try await store.query(
-                InstallationQuery(expression: try TagExpression(parsing: "$UserId:alice")), after: nil, limit: 10)
-            #expect(byUser.installations.map(\.installationID) == ["a"])
-            let byID = try await store.query(
-                InstallationQuery(expression: try TagExpression(parsing: "$InstallationId:{b}")), after: nil, limit: 10)
-            #expect(byID.installations.map(\.installationID) == ["b"])
+    @Test(arguments: TestBackend.all)
+    func systemTagsAreQueryable(backend: TestBackend) async throws {
+        try await backend.run {
+            try await Self.withStore() { store in
+                _ = try await store.upsert(Self.installation("a", user: "alice"))
+                _ = try await store.upsert(Self.installation("b", user: "bob"))
+                let byUser = try await store.query(
+                    InstallationQuery(expression: try TagExpression(parsing: "$UserId:alice")), after: nil, limit: 10)
+                #expect(byUser.installations.map(\.installationID) == ["a"])
+                let byID = try await store.query(
+                    InstallationQuery(expression: try TagExpression(parsing: "$InstallationId:{b}")), after: nil, limit: 10)
+                #expect(byID.installations.map(\.installationID) == ["b"])
+            }
         }
     }
 
-    @Test func expiredChannelsAreMarkedOnlyIfNotUpdatedSince() async throws {
-        let clock = ManualWallClock()
-        try await Self.withStore(clock: clock) { store in
-            _ = try await store.upsert(Self.installation("a"))
-            let before = clock.now() - 10
-            #expect(try await store.markChannelExpired(installationID: "a", pushChannel: .handle("dev-a"), notUpdatedAfter: before) == false)
-            #expect(try await store.markChannelExpired(installationID: "a", pushChannel: .handle("dev-other"), notUpdatedAfter: nil) == false)
-            #expect(try await store.markChannelExpired(installationID: "a", pushChannel: .handle("dev-a"), notUpdatedAfter: clock.now() + 1))
-            #expect(try await store.installation(id: "a")?.expiredPushChannel == true)
-            #expect(try await store.count(InstallationQuery(includeExpired: false)) == 0)
-            _ = try await store.update(id: "a") { $0.pushChannel = .handle("dev-new") }
-            #expect(try await store.installation(id: "a")?.expiredPushChannel == false)
-            #expect(try await store.deleteIfChannel(installationID: "a", pushChannel: .handle("dev-a")) == false)
-            #expect(try await store.deleteIfChannel(installationID: "a", pushChannel: .handle("dev-new")))
+    @Test(arguments: TestBackend.all)
+    func expiredChannelsAreMarkedOnlyIfNotUpdatedSince(backend: TestBackend) async throws {
+        try await backend.run {
+            let clock = ManualWallClock()
+            try await Self.withStore(clock: clock) { store in
+                _ = try await store.upsert(Self.installation("a"))
+                let before = clock.now() - 10
+                #expect(try await store.markChannelExpired(installationID: "a", pushChannel: .handle("dev-a"), notUpdatedAfter: before) == false)
+                #expect(try await store.markChannelExpired(installationID: "a", pushChannel: .handle("dev-other"), notUpdatedAfter: nil) == false)
+                #expect(try await store.markChannelExpired(installationID: "a", pushChannel: .handle("dev-a"), notUpdatedAfter: clock.now() + 1))
+                #expect(try await store.installation(id: "a")?.expiredPushChannel == true)
+                #expect(try await store.count(InstallationQuery(includeExpired: false)) == 0)
+                _ = try await store.update(id: "a") { $0.pushChannel = .handle("dev-new") }
+                #expect(try await store.installation(id: "a")?.expiredPushChannel == false)
+                #expect(try await store.deleteIfChannel(installationID: "a", pushChannel: .handle("dev-a")) == false)
+                #expect(try await store.deleteIfChannel(installationID: "a", pushChannel: .handle("dev-new")))
+            }
         }
     }
 
-    @Test func dataSurvivesReopeningAFile() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).sqlite").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        do {
-            let store = try await SQLiteInstallationStore.open(storage: .sqlite(path: path), logger: Logger(label: "test"))
-            _ = try await store.upsert(Self.installation("kept", tags: ["x"]))
-            try await store.database.close()
+    @Test(arguments: TestBackend.all)
+    func dataSurvivesReopeningAFile(backend: TestBackend) async throws {
+        try await backend.run {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).sqlite").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            do {
+                let store = try await SQLInstallationStore.open(storage: .sqlite(path: path), logger: Logger(label: "test"))
+                _ = try await store.upsert(Self.installation("kept", tags: ["x"]))
+                try await store.database.close()
+            }
+            let reopened = try await SQLInstallationStore.open(storage: .sqlite(path: path), logger: Logger(label: "test"))
+            let tags = try await reopened.installation(id: "kept")?.tags
+            try await reopened.database.close()
+            #expect(tags == ["x"])
         }
-        let reopened = try await SQLiteInstallationStore.open(storage: .sqlite(path: path), logger: Logger(label: "test"))
-        let tags = try await reopened.installation(id: "kept")?.tags
-        try await reopened.database.close()
-        #expect(tags == ["x"])
     }
 }
 

@@ -252,12 +252,90 @@ public enum StorageConfiguration: Sendable, Hashable {
     case sqlite(path: String)
     /// An in-memory SQLite database (tests).
     case memory
+    /// A PostgreSQL database shared by several hub nodes.
+    case postgres(PostgresSettings)
+
+    /// How to reach a PostgreSQL database.
+    public struct PostgresSettings: Sendable, Hashable {
+        /// The server's host.
+        public var host: String
+        /// The server's port.
+        public var port: Int
+        /// The user.
+        public var username: String
+        /// The password, if any.
+        public var password: String?
+        /// The database.
+        public var database: String
+        /// The schema the hub's tables live in (one per hub, so hubs can share a database).
+        public var schema: String
+        /// Whether to require TLS.
+        public var requireTLS: Bool
+        /// Connections in the pool at most.
+        public var maximumConnections: Int
+
+        /// Creates settings.
+        public init(
+            host: String, port: Int = 5432, username: String, password: String? = nil, database: String,
+            schema: String, requireTLS: Bool = false, maximumConnections: Int = 10
+        ) {
+            self.host = host
+            self.port = port
+            self.username = username
+            self.password = password
+            self.database = database
+            self.schema = schema
+            self.requireTLS = requireTLS
+            self.maximumConnections = maximumConnections
+        }
+
+        /// Parses `postgres://user:password@host:port/database?sslmode=require`.
+        public init(url text: String, schema: String, maximumConnections: Int = 10) throws(HubError) {
+            guard let components = URLComponents(string: text),
+                ["postgres", "postgresql"].contains(components.scheme?.lowercased() ?? ""),
+                let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty
+            else {
+                throw HubError(
+                    .invalidConfiguration, "the url must look like postgres://user:password@host:5432/database")
+            }
+            let database = String(components.path.drop { $0 == "/" })
+            let sslmode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
+            self.init(
+                host: host, port: components.port ?? 5432, username: user,
+                password: components.password?.removingPercentEncoding ?? components.password,
+                database: database.isEmpty ? user : database, schema: schema,
+                requireTLS: ["require", "verify-ca", "verify-full"].contains(sslmode),
+                maximumConnections: maximumConnections)
+        }
+    }
 
     init(_ node: ConfigurationNode, hubName: String) {
         let sqlite = node.child("sqlite")
         let postgres = node.child("postgres")
+        if postgres.isPresent, sqlite.isPresent {
+            node.report("choose one storage: sqlite or postgres")
+        }
         if postgres.isPresent {
-            postgres.report("PostgreSQL storage is not available in this version; use sqlite")
+            let url = postgres.secret("url")
+            let pool = postgres.integer("pool", default: 10, in: 1...1000)
+            let defaultSchema = "hub_" + hubName.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }
+            let schema = postgres.string("schema", default: String(defaultSchema))
+            if !schema.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) || schema.isEmpty {
+                postgres.child("schema").report("schema must be letters, digits and '_'")
+            }
+            postgres.rejectUnknownKeys()
+            node.rejectUnknownKeys()
+            if let url {
+                do {
+                    self = .postgres(try PostgresSettings(url: url, schema: schema, maximumConnections: pool))
+                    return
+                } catch {
+                    // The message never repeats the URL: it may hold a password.
+                    postgres.child("url").report(error.message)
+                }
+            }
+            self = .memory
+            return
         }
         if sqlite.isPresent {
             let path = sqlite.string("path", default: "data/\(hubName).sqlite")

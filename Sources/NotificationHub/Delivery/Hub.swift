@@ -19,7 +19,7 @@ public final class Hub: Service, Sendable {
     public let secureNotifications: any SecureNotificationStore
     /// The fan-out engine.
     public let dispatcher: Dispatcher
-    let database: SQLiteHubDatabase?
+    let database: (any HubDatabase)?
     let clock: any WallClock
     let logger: Logger
     let owner = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
@@ -29,7 +29,7 @@ public final class Hub: Service, Sendable {
     /// Creates a hub over given stores.
     public init(
         configuration: HubConfiguration, installations: any InstallationStore, notifications: any NotificationStore,
-        secureNotifications: any SecureNotificationStore, database: SQLiteHubDatabase? = nil,
+        secureNotifications: any SecureNotificationStore, database: (any HubDatabase)? = nil,
         clock: any WallClock = SystemWallClock(), logger: Logger
     ) {
         self.configuration = configuration
@@ -49,13 +49,12 @@ public final class Hub: Service, Sendable {
     public static func open(
         configuration: HubConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger
     ) async throws -> Hub {
-        let database = try await SQLiteHubDatabase.open(
-            storage: configuration.storage, migrations: SQLiteHubDatabase.hubSchema, logger: logger)
+        let database = try await HubDatabases.open(storage: configuration.storage, logger: logger)
         return Hub(
             configuration: configuration,
-            installations: SQLiteInstallationStore(database: database, clock: clock),
-            notifications: SQLiteNotificationStore(database: database),
-            secureNotifications: SQLiteSecureNotificationStore(database: database),
+            installations: SQLInstallationStore(database: database, clock: clock),
+            notifications: SQLNotificationStore(database: database),
+            secureNotifications: SQLSecureNotificationStore(database: database),
             database: database, clock: clock, logger: logger)
     }
 

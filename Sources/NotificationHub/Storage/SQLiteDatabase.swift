@@ -5,7 +5,7 @@ import SQLiteNIO
 
 /// An SQLite database file opened for the hub: one writer connection whose transactions are serialised, and one
 /// reader connection (WAL mode lets reads run beside writes). Schema migrations are applied on open.
-public final class SQLiteHubDatabase: Sendable {
+public final class SQLiteHubDatabase: HubDatabase {
     /// A versioned schema step.
     public struct Migration: Sendable {
         /// The version the database has after this step.
@@ -38,6 +38,8 @@ public final class SQLiteHubDatabase: Sendable {
         let writer: SQLiteConnection
         let reader: SQLiteConnection
         switch storage {
+        case .postgres:
+            throw HubError(.invalidConfiguration, "a PostgreSQL storage cannot be opened as SQLite")
         case .memory:
             writer = try await SQLiteConnection.open(storage: .memory, logger: logger)
             reader = writer
@@ -63,7 +65,7 @@ public final class SQLiteHubDatabase: Sendable {
     private func migrate(_ migrations: [Migration]) async throws {
         try await transaction { connection in
             let rows = try await connection.query("PRAGMA user_version", [])
-            let current = rows.first?.column("user_version")?.integer ?? 0
+            let current = rows.first?.int("user_version") ?? 0
             for migration in migrations.sorted(by: { $0.version < $1.version }) where migration.version > current {
                 for statement in migration.statements {
                     _ = try await connection.query(statement, [])
@@ -74,12 +76,14 @@ public final class SQLiteHubDatabase: Sendable {
         }
     }
 
+    public var dialect: SQLDialect { .sqlite }
+
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`), committing on success and rolling back on error.
-    public func transaction<T: Sendable>(_ body: (SQLiteConnection) async throws -> T) async throws -> T {
+    public func transaction<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
         try await writeLock.withLock {
             _ = try await writer.query("BEGIN IMMEDIATE", [])
             do {
-                let result = try await body(writer)
+                let result = try await body(Executor(connection: writer))
                 _ = try await writer.query("COMMIT", [])
                 return result
             } catch {
@@ -90,8 +94,40 @@ public final class SQLiteHubDatabase: Sendable {
     }
 
     /// Runs a read-only query on the reader connection.
-    public func read(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
-        try await reader.query(sql, binds)
+    public func read(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+        try await Executor(connection: reader).query(sql, binds)
+    }
+
+    /// Runs statements on one connection, converting values.
+    struct Executor: SQLExecutor {
+        let connection: SQLiteConnection
+
+        func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+            let rows = try await connection.query(sql, binds.map(Self.sqlite))
+            guard let first = rows.first else { return [] }
+            let names = first.columns.map(\.name)
+            return rows.map { row in SQLRow(columns: names, values: row.columns.map { Self.value($0.data) }) }
+        }
+
+        static func sqlite(_ value: SQLValue) -> SQLiteData {
+            switch value {
+            case .null: .null
+            case .integer(let value): .integer(value)
+            case .float(let value): .float(value)
+            case .text(let value): .text(value)
+            case .blob(let value): .blob(value)
+            }
+        }
+
+        static func value(_ data: SQLiteData) -> SQLValue {
+            switch data {
+            case .null: .null
+            case .integer(let value): .integer(value)
+            case .float(let value): .float(value)
+            case .text(let value): .text(value)
+            case .blob(let value): .blob(value)
+            }
+        }
     }
 
     /// Closes both connections. Works from a cancelled task too (shutdown paths are often cancelled).

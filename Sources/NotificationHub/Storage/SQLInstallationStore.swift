@@ -1,17 +1,16 @@
 import Foundation
 import Logging
 import NIOCore
-import SQLiteNIO
 
 /// The embedded installation store: installations in one table, their tags in an index table so that tag
 /// expressions run as index lookups.
-public final class SQLiteInstallationStore: InstallationStore {
+public final class SQLInstallationStore: InstallationStore {
     /// The database the store writes to.
-    public let database: SQLiteHubDatabase
+    public let database: any HubDatabase
     let clock: any WallClock
 
     /// Creates a store on an open database with the hub schema (``SQLiteHubDatabase/hubSchema``).
-    public init(database: SQLiteHubDatabase, clock: any WallClock = SystemWallClock()) {
+    public init(database: any HubDatabase, clock: any WallClock = SystemWallClock()) {
         self.database = database
         self.clock = clock
     }
@@ -19,9 +18,8 @@ public final class SQLiteInstallationStore: InstallationStore {
     /// Opens a database with the installation schema.
     public static func open(
         storage: StorageConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger
-    ) async throws -> SQLiteInstallationStore {
-        let database = try await SQLiteHubDatabase.open(storage: storage, migrations: SQLiteHubDatabase.hubSchema, logger: logger)
-        return SQLiteInstallationStore(database: database, clock: clock)
+    ) async throws -> SQLInstallationStore {
+        SQLInstallationStore(database: try await HubDatabases.open(storage: storage, logger: logger), clock: clock)
     }
 
     static let columns =
@@ -57,8 +55,11 @@ public final class SQLiteInstallationStore: InstallationStore {
         id: String, _ change: @Sendable (inout Installation) throws(HubError) -> Void
     ) async throws -> Installation {
         let now = clock.now()
+        // SQLite serialises write transactions; PostgreSQL needs the row locked for the read-modify-write.
+        let lock = database.dialect == .postgres ? " FOR UPDATE" : ""
         return try await database.transaction { connection in
-            let rows = try await connection.query("SELECT \(Self.columns) FROM installations i WHERE i.id = ?", [.text(id)])
+            let rows = try await connection.query(
+                "SELECT \(Self.columns) FROM installations i WHERE i.id = ?\(lock)", [.text(id)])
             guard let row = rows.first else {
                 throw HubError(.notFound, "installation '\(id)' does not exist")
             }
@@ -74,22 +75,22 @@ public final class SQLiteInstallationStore: InstallationStore {
         }
     }
 
-    static func write(_ installation: Installation, on connection: SQLiteConnection) async throws {
+    static func write(_ installation: Installation, on connection: any SQLExecutor) async throws {
         try await write([installation], on: connection)
     }
 
     /// Writes installations with multi-row statements: one upsert per chunk returning row ids, one delete of their
     /// old tags, and multi-row inserts of the new tags.
-    static func write(_ installations: [Installation], on connection: SQLiteConnection) async throws {
+    static func write(_ installations: [Installation], on connection: any SQLExecutor) async throws {
         var latest: [String: Int] = [:]
         for (index, installation) in installations.enumerated() { latest[installation.installationID] = index }
         let unique = installations.enumerated().filter { latest[$0.element.installationID] == $0.offset }.map(\.element)
         for start in stride(from: 0, to: unique.count, by: 200) {
             let chunk = Array(unique[start..<min(start + 200, unique.count)])
-            var binds: [SQLiteData] = []
+            var binds: [SQLValue] = []
             binds.reserveCapacity(chunk.count * 10)
             for installation in chunk {
-                let templates: SQLiteData
+                let templates: SQLValue
                 if installation.templates.isEmpty {
                     templates = .null
                 } else {
@@ -126,7 +127,7 @@ public final class SQLiteInstallationStore: InstallationStore {
                 binds)
             var rids: [String: Int] = [:]
             for row in rows {
-                if let id = row.column("id")?.string, let rid = row.column("rid")?.integer { rids[id] = rid }
+                if let id = row.string("id"), let rid = row.int("rid") { rids[id] = rid }
             }
             guard rids.count == chunk.count else {
                 throw HubError(.storageFailure, "installations could not be written")
@@ -144,14 +145,14 @@ public final class SQLiteInstallationStore: InstallationStore {
             // SQLite allows 32766 parameters per statement.
             for tagStart in stride(from: 0, to: entries.count, by: 1000) {
                 let slice = entries[tagStart..<min(tagStart + 1000, entries.count)]
-                var tagBinds: [SQLiteData] = []
+                var tagBinds: [SQLValue] = []
                 tagBinds.reserveCapacity(slice.count * 3)
                 for (tag, rid, scope) in slice {
                     tagBinds += [.text(tag), .integer(rid), .integer(scope)]
                 }
                 let tagValues = Array(repeating: "(?, ?, ?)", count: slice.count).joined(separator: ", ")
                 _ = try await connection.query(
-                    "INSERT OR IGNORE INTO installation_tags (tag, rid, scope) VALUES \(tagValues)", tagBinds)
+                    "INSERT INTO installation_tags (tag, rid, scope) VALUES \(tagValues) ON CONFLICT DO NOTHING", tagBinds)
             }
         }
     }
@@ -166,19 +167,16 @@ public final class SQLiteInstallationStore: InstallationStore {
     public func markChannelExpired(
         installationID: String, pushChannel: PushChannel, notUpdatedAfter: Date?
     ) async throws -> Bool {
-        try await database.transaction { connection in
-            let rows = try await connection.query(
-                """
-                UPDATE installations SET expired = 1
-                WHERE id = ? AND push_channel = ? AND expired = 0 AND (? IS NULL OR last_update <= ?)
-                RETURNING rid
-                """,
-                [
-                    .text(installationID), .text(pushChannel.storageKey),
-                    notUpdatedAfter.map { .float($0.timeIntervalSince1970) } ?? .null,
-                    notUpdatedAfter.map { .float($0.timeIntervalSince1970) } ?? .null,
-                ])
-            return !rows.isEmpty
+        var sql = "UPDATE installations SET expired = 1 WHERE id = ? AND push_channel = ? AND expired = 0"
+        var binds: [SQLValue] = [.text(installationID), .text(pushChannel.storageKey)]
+        if let notUpdatedAfter {
+            sql += " AND last_update <= ?"
+            binds.append(.float(notUpdatedAfter.timeIntervalSince1970))
+        }
+        let statement = sql + " RETURNING rid"
+        let values = binds
+        return try await database.transaction { connection in
+            !(try await connection.query(statement, values)).isEmpty
         }
     }
 
@@ -201,13 +199,13 @@ public final class SQLiteInstallationStore: InstallationStore {
     public func query(
         _ query: InstallationQuery, after cursor: InstallationCursor?, limit: Int
     ) async throws -> InstallationPage {
-        let plan = SQLiteTagQuery(query: query, after: cursor?.position ?? 0, limit: limit)
+        let plan = SQLTagQuery(query: query, after: cursor?.position ?? 0, limit: limit)
         let rows = try await database.read(plan.sql, plan.binds)
         var installations: [Installation] = []
         installations.reserveCapacity(rows.count)
         var last: Int64 = cursor?.position ?? 0
         for row in rows {
-            last = row.column("rid")?.integer.map(Int64.init) ?? last
+            last = row.int64("rid") ?? last
             installations.append(try Self.decode(row))
         }
         let next = rows.count == limit ? InstallationCursor(position: last) : nil
@@ -215,38 +213,38 @@ public final class SQLiteInstallationStore: InstallationStore {
     }
 
     public func count(_ query: InstallationQuery) async throws -> Int {
-        let plan = SQLiteTagQuery(query: query, after: 0, limit: nil, counting: true)
+        let plan = SQLTagQuery(query: query, after: 0, limit: nil, counting: true)
         let rows = try await database.read(plan.sql, plan.binds)
-        return rows.first?.column("n")?.integer ?? 0
+        return rows.first?.int("n") ?? 0
     }
 
-    static func decode(_ row: SQLiteRow) throws -> Installation {
-        guard let id = row.column("id")?.string, let platform = row.column("platform")?.string,
-            let channel = row.column("push_channel")?.string
+    static func decode(_ row: SQLRow) throws -> Installation {
+        guard let id = row.string("id"), let platform = row.string("platform"),
+            let channel = row.string("push_channel")
         else {
             throw HubError(.storageFailure, "a stored installation row is incomplete")
         }
         let pushChannel: PushChannel
-        if row.column("channel_is_object")?.integer == 1, case .object(let object)? = try? JSONValue(parsing: Array(channel.utf8)) {
+        if row.int("channel_is_object") == 1, case .object(let object)? = try? JSONValue(parsing: Array(channel.utf8)) {
             pushChannel = .object(object)
         } else {
             pushChannel = .handle(channel)
         }
-        let tagText = row.column("tags")?.string ?? ""
+        let tagText = row.string("tags") ?? ""
         var templates: [String: InstallationTemplate] = [:]
-        if let json = row.column("templates")?.string {
+        if let json = row.string("templates") {
             templates = try JSONDecoder().decode([String: InstallationTemplate].self, from: Data(json.utf8))
         }
         return Installation(
             installationID: id,
-            userID: row.column("user_id")?.string,
+            userID: row.string("user_id"),
             platform: Platform(platform),
             pushChannel: pushChannel,
             tags: tagText.isEmpty ? [] : tagText.split(separator: "\n").map(String.init),
             templates: templates,
-            expirationTime: row.column("expiration_time")?.double.map { Date(timeIntervalSince1970: $0) },
-            lastUpdate: row.column("last_update")?.double.map { Date(timeIntervalSince1970: $0) },
-            expiredPushChannel: row.column("expired")?.integer == 1)
+            expirationTime: row.double("expiration_time").map { Date(timeIntervalSince1970: $0) },
+            lastUpdate: row.double("last_update").map { Date(timeIntervalSince1970: $0) },
+            expiredPushChannel: row.int("expired") == 1)
     }
 }
 
@@ -255,9 +253,9 @@ public final class SQLiteInstallationStore: InstallationStore {
 /// A tag expression becomes a boolean predicate of `EXISTS` index probes (the set algebra of the expression,
 /// evaluated per row); when the expression requires one positive tag, the scan is driven from that tag's index
 /// entries instead of the whole table. Keyset paging on `rid` keeps every page an index range scan.
-struct SQLiteTagQuery {
+struct SQLTagQuery {
     private(set) var sql = ""
-    private(set) var binds: [SQLiteData] = []
+    private(set) var binds: [SQLValue] = []
 
     init(query: InstallationQuery, after: Int64, limit: Int?, counting: Bool = false) {
         var conditions: [String] = []
@@ -280,9 +278,9 @@ struct SQLiteTagQuery {
             binds.append(contentsOf: platforms.isEmpty ? [.text("")] : platforms.map { .text($0.name) })
         }
         if !query.includeExpired { conditions.append("i.expired = 0") }
-        let selection = counting ? "COUNT(*) AS n" : SQLiteInstallationStore.columns
+        let selection = counting ? "COUNT(*) AS n" : SQLInstallationStore.columns
         var from = "installations i"
-        var head: [SQLiteData] = []
+        var head: [SQLValue] = []
         if let driver {
             from = "installation_tags d JOIN installations i ON i.rid = d.rid"
             conditions.insert("d.tag = ? AND d.scope = 0", at: 0)

@@ -1,14 +1,13 @@
 import Foundation
 import NIOCore
-import SQLiteNIO
 
 /// The embedded secure notification store, in the hub's database file. Payloads arrive sealed.
-public final class SQLiteSecureNotificationStore: SecureNotificationStore {
+public final class SQLSecureNotificationStore: SecureNotificationStore {
     /// The database the store writes to.
-    public let database: SQLiteHubDatabase
+    public let database: any HubDatabase
 
     /// Creates a store on a database opened with ``SQLiteHubDatabase/hubSchema``.
-    public init(database: SQLiteHubDatabase) {
+    public init(database: any HubDatabase) {
         self.database = database
     }
 
@@ -34,20 +33,20 @@ public final class SQLiteSecureNotificationStore: SecureNotificationStore {
             SELECT id, audience, sealed_payload, created_time, expires_time, read_once, read_time
             FROM secure_notifications WHERE id = ? AND expires_time > ?
             """, [.text(id), .float(now.timeIntervalSince1970)])
-        guard let row = rows.first, let id = row.column("id")?.string, let audience = row.column("audience")?.string,
-            let sealed = row.column("sealed_payload")?.blob
+        guard let row = rows.first, let id = row.string("id"), let audience = row.string("audience"),
+            let sealed = row.blob("sealed_payload")
         else { return nil }
         return StoredSecureNotification(
             id: id, audience: audience, sealedPayload: Data(sealed.readableBytesView),
-            createdAt: Date(timeIntervalSince1970: row.column("created_time")?.double ?? 0),
-            expiresAt: Date(timeIntervalSince1970: row.column("expires_time")?.double ?? 0),
-            readOnce: row.column("read_once")?.integer == 1,
-            readAt: row.column("read_time")?.double.map { Date(timeIntervalSince1970: $0) })
+            createdAt: Date(timeIntervalSince1970: row.double("created_time") ?? 0),
+            expiresAt: Date(timeIntervalSince1970: row.double("expires_time") ?? 0),
+            readOnce: row.int("read_once") == 1,
+            readAt: row.double("read_time").map { Date(timeIntervalSince1970: $0) })
     }
 
     public func markRead(id: String, readOnce: Bool, now: Date) async throws -> Bool {
         try await database.transaction { connection in
-            let rows: [SQLiteRow]
+            let rows: [SQLRow]
             if readOnce {
                 rows = try await connection.query(
                     "DELETE FROM secure_notifications WHERE id = ? AND expires_time > ? RETURNING id",

@@ -1,14 +1,13 @@
 import Foundation
 import NIOCore
-import SQLiteNIO
 
 /// The embedded notification store, in the same database file as the installations.
-public final class SQLiteNotificationStore: NotificationStore {
+public final class SQLNotificationStore: NotificationStore {
     /// The database the store writes to.
-    public let database: SQLiteHubDatabase
+    public let database: any HubDatabase
 
     /// Creates a store on a database opened with ``SQLiteHubDatabase/hubSchema``.
-    public init(database: SQLiteHubDatabase) {
+    public init(database: any HubDatabase) {
         self.database = database
     }
 
@@ -22,7 +21,7 @@ public final class SQLiteNotificationStore: NotificationStore {
             if let idempotencyKey {
                 let existing = try await connection.query(
                     "SELECT id FROM notifications WHERE idempotency_key = ?", [.text(idempotencyKey)])
-                if let id = existing.first?.column("id")?.string { return id }
+                if let id = existing.first?.string("id") { return id }
             }
             _ = try await connection.query(
                 """
@@ -43,6 +42,8 @@ public final class SQLiteNotificationStore: NotificationStore {
 
     public func claim(owner: String, leaseSeconds: Double, now: Date) async throws -> NotificationRecord? {
         let time = now.timeIntervalSince1970
+        // On PostgreSQL, nodes claiming at once skip each other's locked rows instead of waiting for them.
+        let skipLocked = database.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
         return try await database.transaction { connection in
             let rows = try await connection.query(
                 """
@@ -53,7 +54,7 @@ public final class SQLiteNotificationStore: NotificationStore {
                     WHERE state = 'Enqueued'
                        OR (state = 'Scheduled' AND scheduled_time <= ?)
                        OR (state = 'Processing' AND lease_expires < ?)
-                    ORDER BY COALESCE(scheduled_time, enqueue_time) LIMIT 1)
+                    ORDER BY COALESCE(scheduled_time, enqueue_time) LIMIT 1\(skipLocked))
                 RETURNING \(Self.columns)
                 """,
                 [.text(owner), .float(time + leaseSeconds), .float(time), .float(time), .float(time)])
@@ -76,14 +77,14 @@ public final class SQLiteNotificationStore: NotificationStore {
                 "SELECT counts FROM notifications WHERE id = ? AND lease_owner = ? AND state = 'Processing'",
                 [.text(id), .text(owner)])
             guard let row = rows.first else { return false }
-            var summary = try Self.decodeSummary(row.column("counts")?.string ?? "{}")
+            var summary = try Self.decodeSummary(row.string("counts") ?? "{}")
             summary.merge(checkpoint.summary)
             _ = try await connection.query(
                 "UPDATE notifications SET counts = ?, cursor = COALESCE(?, cursor) WHERE id = ?",
                 [.text(try Self.encode(summary)), checkpoint.cursor.map { .integer(Int($0.position)) } ?? .null, .text(id)])
             for chunk in stride(from: 0, to: checkpoint.failures.count, by: 100) {
                 let slice = checkpoint.failures[chunk..<min(chunk + 100, checkpoint.failures.count)]
-                var binds: [SQLiteData] = []
+                var binds: [SQLValue] = []
                 binds.reserveCapacity(slice.count * 7)
                 for failure in slice {
                     binds += [
@@ -112,7 +113,7 @@ public final class SQLiteNotificationStore: NotificationStore {
         try await failurePage(where: "seq > ?", [.integer(Int(cursor ?? 0))], limit: limit)
     }
 
-    func failurePage(where condition: String, _ binds: [SQLiteData], limit: Int) async throws -> FeedbackPage {
+    func failurePage(where condition: String, _ binds: [SQLValue], limit: Int) async throws -> FeedbackPage {
         let rows = try await database.read(
             """
             SELECT seq, notification_id, time, platform, outcome, reason, installation_id, handle
@@ -121,19 +122,19 @@ public final class SQLiteNotificationStore: NotificationStore {
         let more = rows.count > limit
         let failures = rows.prefix(limit).map { row in
             DeliveryFailure(
-                time: Date(timeIntervalSince1970: row.column("time")?.double ?? 0),
-                platform: Platform(row.column("platform")?.string ?? ""),
-                outcome: Outcome(row.column("outcome")?.string ?? ""), reason: row.column("reason")?.string,
-                installationID: row.column("installation_id")?.string, handle: row.column("handle")?.string ?? "",
-                notificationID: row.column("notification_id")?.string)
+                time: Date(timeIntervalSince1970: row.double("time") ?? 0),
+                platform: Platform(row.string("platform") ?? ""),
+                outcome: Outcome(row.string("outcome") ?? ""), reason: row.string("reason"),
+                installationID: row.string("installation_id"), handle: row.string("handle") ?? "",
+                notificationID: row.string("notification_id"))
         }
-        let last = rows.prefix(limit).last?.column("seq")?.integer.map(Int64.init)
+        let last = rows.prefix(limit).last?.int64("seq")
         return FeedbackPage(failures: failures, next: more ? last : nil, last: last)
     }
 
     public func position(_ name: String) async throws -> Int64? {
         let rows = try await database.read("SELECT value FROM hub_positions WHERE name = ?", [.text(name)])
-        return rows.first?.column("value")?.integer.map(Int64.init)
+        return rows.first?.int64("value")
     }
 
     public func setPosition(_ name: String, to value: Int64) async throws {
@@ -147,8 +148,8 @@ public final class SQLiteNotificationStore: NotificationStore {
     public func progress(id: String) async throws -> (summary: DispatchSummary, cursor: InstallationCursor?) {
         let rows = try await database.read("SELECT counts, cursor FROM notifications WHERE id = ?", [.text(id)])
         guard let row = rows.first else { return (DispatchSummary(), nil) }
-        let summary = try Self.decodeSummary(row.column("counts")?.string ?? "{}")
-        let cursor = row.column("cursor")?.integer.map { InstallationCursor(position: Int64($0)) }
+        let summary = try Self.decodeSummary(row.string("counts") ?? "{}")
+        let cursor = row.int("cursor").map { InstallationCursor(position: Int64($0)) }
         return (summary, cursor)
     }
 
@@ -226,20 +227,20 @@ public final class SQLiteNotificationStore: NotificationStore {
         return summary
     }
 
-    static func decode(_ row: SQLiteRow) throws -> NotificationRecord {
-        guard let id = row.column("id")?.string, let format = row.column("format")?.string,
-            let state = row.column("state")?.string
+    static func decode(_ row: SQLRow) throws -> NotificationRecord {
+        guard let id = row.string("id"), let format = row.string("format"),
+            let state = row.string("state")
         else { throw HubError(.storageFailure, "a stored notification row is incomplete") }
-        let headers = try JSONDecoder().decode(NotificationHeaders.self, from: Data((row.column("headers")?.string ?? "[]").utf8))
-        let enqueue = Date(timeIntervalSince1970: row.column("enqueue_time")?.double ?? 0)
+        let headers = try JSONDecoder().decode(NotificationHeaders.self, from: Data((row.string("headers") ?? "[]").utf8))
+        let enqueue = Date(timeIntervalSince1970: row.double("enqueue_time") ?? 0)
         let notification = Notification(
-            id: id, format: NotificationFormat(format), body: row.column("body")?.blob ?? ByteBuffer(),
-            headers: headers, audience: try decodeAudience(row.column("audience")?.string ?? "all"), createdAt: enqueue)
+            id: id, format: NotificationFormat(format), body: row.blob("body") ?? ByteBuffer(),
+            headers: headers, audience: try decodeAudience(row.string("audience") ?? "all"), createdAt: enqueue)
         return NotificationRecord(
             notification: notification, state: NotificationState(state), enqueueTime: enqueue,
-            scheduledTime: row.column("scheduled_time")?.double.map { Date(timeIntervalSince1970: $0) },
-            startTime: row.column("start_time")?.double.map { Date(timeIntervalSince1970: $0) },
-            endTime: row.column("end_time")?.double.map { Date(timeIntervalSince1970: $0) },
-            summary: try decodeSummary(row.column("counts")?.string ?? "{}"))
+            scheduledTime: row.double("scheduled_time").map { Date(timeIntervalSince1970: $0) },
+            startTime: row.double("start_time").map { Date(timeIntervalSince1970: $0) },
+            endTime: row.double("end_time").map { Date(timeIntervalSince1970: $0) },
+            summary: try decodeSummary(row.string("counts") ?? "{}"))
     }
 }

@@ -1,0 +1,127 @@
+import Foundation
+import Logging
+import NIOCore
+import SQLiteNIO
+
+/// A value bound to a statement or read from a result, common to the SQL databases the hub supports.
+public enum SQLValue: Sendable, Hashable {
+    /// SQL `NULL`.
+    case null
+    /// A 64-bit integer.
+    case integer(Int)
+    /// A double-precision number.
+    case float(Double)
+    /// Text.
+    case text(String)
+    /// Bytes.
+    case blob(ByteBuffer)
+}
+
+/// One result row, read by column name.
+public struct SQLRow: Sendable {
+    private let index: [String: Int]
+    private let values: [SQLValue]
+
+    /// Creates a row from column names and values in the same order.
+    public init(columns: [String], values: [SQLValue]) {
+        var index: [String: Int] = [:]
+        for (position, name) in columns.enumerated() where index[name] == nil { index[name] = position }
+        self.index = index
+        self.values = values
+    }
+
+    /// The value of a column (`.null` when absent).
+    public subscript(_ column: String) -> SQLValue {
+        guard let position = index[column], position < values.count else { return .null }
+        return values[position]
+    }
+
+    /// A column as an integer.
+    public func int(_ column: String) -> Int? {
+        switch self[column] {
+        case .integer(let value): value
+        case .float(let value): Int(exactly: value)
+        case .text(let value): Int(value)
+        default: nil
+        }
+    }
+
+    /// A column as a 64-bit integer.
+    public func int64(_ column: String) -> Int64? { int(column).map(Int64.init) }
+
+    /// A column as a number.
+    public func double(_ column: String) -> Double? {
+        switch self[column] {
+        case .float(let value): value
+        case .integer(let value): Double(value)
+        default: nil
+        }
+    }
+
+    /// A column as text.
+    public func string(_ column: String) -> String? {
+        switch self[column] {
+        case .text(let value): value
+        case .blob(let value): String(buffer: value)
+        default: nil
+        }
+    }
+
+    /// A column as bytes.
+    public func blob(_ column: String) -> ByteBuffer? {
+        switch self[column] {
+        case .blob(let value): value
+        case .text(let value): ByteBuffer(string: value)
+        default: nil
+        }
+    }
+}
+
+/// The SQL dialect a database speaks, for the few statements that differ.
+public enum SQLDialect: Sendable, Hashable {
+    /// SQLite 3.35 or later.
+    case sqlite
+    /// PostgreSQL 13 or later.
+    case postgres
+}
+
+/// Runs statements inside one transaction. Statements use `?` placeholders in both dialects.
+public protocol SQLExecutor: Sendable {
+    /// Runs one statement and returns its rows.
+    func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow]
+}
+
+/// A database the hub's stores run on: the embedded SQLite file or a shared PostgreSQL server.
+public protocol HubDatabase: Sendable {
+    /// The dialect.
+    var dialect: SQLDialect { get }
+
+    /// Runs `body` in a write transaction, committing on success and rolling back on error.
+    func transaction<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T
+
+    /// Runs a read-only statement outside a write transaction.
+    func read(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow]
+
+    /// Closes the database.
+    func close() async throws
+}
+
+extension HubDatabase {
+    /// Runs a read-only statement without binds.
+    public func read(_ sql: String) async throws -> [SQLRow] {
+        try await read(sql, [])
+    }
+}
+
+/// Opens the database a storage configuration names.
+public enum HubDatabases {
+    /// Opens and migrates the database of `storage`.
+    public static func open(storage: StorageConfiguration, logger: Logger) async throws -> any HubDatabase {
+        switch storage {
+        case .memory, .sqlite:
+            return try await SQLiteHubDatabase.open(storage: storage, migrations: SQLiteHubDatabase.hubSchema, logger: logger)
+        case .postgres(let settings):
+            return try await PostgresHubDatabase.open(settings: settings, logger: logger)
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOSSL
+import PostgresNIO
+
+/// A PostgreSQL database shared by several hub nodes: a connection pool (postgres-nio's `PostgresClient`) whose
+/// connections use the hub's own schema. Migrations run on open under an advisory lock, so nodes that start at the
+/// same time apply each step once.
+public final class PostgresHubDatabase: HubDatabase {
+    let client: PostgresClient
+    let settings: StorageConfiguration.PostgresSettings
+    let logger: Logger
+    private let running: Task<Void, Never>
+
+    public var dialect: SQLDialect { .postgres }
+
+    private init(client: PostgresClient, settings: StorageConfiguration.PostgresSettings, logger: Logger) {
+        self.client = client
+        self.settings = settings
+        self.logger = logger
+        // The pool needs its run loop for as long as the database is open; `close()` ends it.
+        running = Task { await client.run() }
+    }
+
+    /// Connects, creates the hub's schema if needed and applies migrations newer than its version.
+    public static func open(
+        settings: StorageConfiguration.PostgresSettings, migrations: [SQLiteHubDatabase.Migration] = postgresSchema,
+        logger: Logger
+    ) async throws -> PostgresHubDatabase {
+        var configuration = PostgresClient.Configuration(
+            host: settings.host, port: settings.port, username: settings.username, password: settings.password,
+            database: settings.database,
+            tls: settings.requireTLS ? .require(try .clientDefault) : .disable)
+        configuration.options.maximumConnections = settings.maximumConnections
+        configuration.options.additionalStartupParameters = [("search_path", settings.schema)]
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let database = PostgresHubDatabase(client: client, settings: settings, logger: logger)
+        do {
+            try await database.migrate(migrations)
+        } catch {
+            try? await database.close()
+            throw error
+        }
+        return database
+    }
+
+    /// A stable advisory lock key for schema changes of one hub schema.
+    var migrationLockKey: Int {
+        var hash: Int = 5381
+        for byte in settings.schema.utf8 { hash = (hash &* 33) &+ Int(byte) }
+        return hash & 0x7fff_ffff
+    }
+
+    private func migrate(_ migrations: [SQLiteHubDatabase.Migration]) async throws {
+        let schema = settings.schema
+        let lockKey = migrationLockKey
+        try await transaction { connection in
+            _ = try await connection.query("SELECT pg_advisory_xact_lock(?)", [.integer(lockKey)])
+            _ = try await connection.query("CREATE SCHEMA IF NOT EXISTS \(schema)", [])
+            _ = try await connection.query(
+                "CREATE TABLE IF NOT EXISTS \(schema).hub_schema_version (version BIGINT NOT NULL)", [])
+            let rows = try await connection.query("SELECT MAX(version) AS version FROM \(schema).hub_schema_version", [])
+            let current = rows.first?.int("version") ?? 0
+            for migration in migrations.sorted(by: { $0.version < $1.version }) where migration.version > current {
+                for statement in migration.statements {
+                    _ = try await connection.query(statement, [])
+                }
+                _ = try await connection.query(
+                    "INSERT INTO \(schema).hub_schema_version (version) VALUES (?)", [.integer(migration.version)])
+                self.logger.info("applied schema migration", metadata: ["db.version": "\(migration.version)", "db.schema": "\(schema)"])
+            }
+        }
+    }
+
+    public func transaction<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
+        try await client.withConnection { connection in
+            let executor = Executor(connection: connection, logger: logger)
+            _ = try await executor.query("BEGIN", [])
+            do {
+                let result = try await body(executor)
+                _ = try await executor.query("COMMIT", [])
+                return result
+            } catch {
+                _ = try? await executor.query("ROLLBACK", [])
+                throw error
+            }
+        }
+    }
+
+    public func read(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+        try await client.withConnection { connection in
+            try await Executor(connection: connection, logger: logger).query(sql, binds)
+        }
+    }
+
+    public func close() async throws {
+        running.cancel()
+        await running.value
+    }
+
+    /// Runs statements on one connection: `?` placeholders become `$1, $2, …`, values are converted both ways.
+    struct Executor: SQLExecutor {
+        let connection: PostgresConnection
+        let logger: Logger
+
+        func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+            var bindings = PostgresBindings(capacity: binds.count)
+            for value in binds {
+                switch value {
+                case .null: bindings.appendNull()
+                case .integer(let value): bindings.append(value)
+                case .float(let value): bindings.append(value)
+                case .text(let value): bindings.append(value)
+                case .blob(let value): bindings.append(value)
+                }
+            }
+            let rows = try await connection.query(
+                PostgresQuery(unsafeSQL: Self.numbered(sql), binds: bindings), logger: logger)
+            var result: [SQLRow] = []
+            var names: [String]?
+            for try await row in rows {
+                let random = PostgresRandomAccessRow(row)
+                var values: [SQLValue] = []
+                values.reserveCapacity(random.count)
+                var columnNames: [String] = []
+                for cell in random {
+                    if names == nil { columnNames.append(cell.columnName) }
+                    values.append(try Self.value(cell))
+                }
+                if names == nil { names = columnNames }
+                result.append(SQLRow(columns: names!, values: values))
+            }
+            return result
+        }
+
+        /// Replaces each `?` placeholder with `$n`.
+        static func numbered(_ sql: String) -> String {
+            var output = ""
+            output.reserveCapacity(sql.utf8.count + 16)
+            var index = 0
+            for character in sql {
+                if character == "?" {
+                    index += 1
+                    output += "$\(index)"
+                } else {
+                    output.append(character)
+                }
+            }
+            return output
+        }
+
+        static func value(_ cell: PostgresCell) throws -> SQLValue {
+            guard cell.bytes != nil else { return .null }
+            switch cell.dataType {
+            case .int2, .int4, .int8, .oid: return .integer(try cell.decode(Int.self))
+            case .float4, .float8, .numeric: return .float(try cell.decode(Double.self))
+            case .bytea: return .blob(try cell.decode(ByteBuffer.self))
+            case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
+            default: return .text(try cell.decode(String.self))
+            }
+        }
+    }
+}

@@ -1,0 +1,95 @@
+extension PostgresHubDatabase {
+    /// The hub's schema on PostgreSQL, one versioned step after another (the same tables as
+    /// ``SQLiteHubDatabase/hubSchema``). Never edit a released step; add a new one.
+    public static let postgresSchema: [SQLiteHubDatabase.Migration] = [
+        .init(
+            version: 1,
+            statements: [
+                """
+                CREATE TABLE installations (
+                    rid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    id TEXT NOT NULL UNIQUE,
+                    platform TEXT NOT NULL,
+                    push_channel TEXT NOT NULL,
+                    channel_is_object BIGINT NOT NULL DEFAULT 0,
+                    user_id TEXT,
+                    tags TEXT NOT NULL,
+                    templates TEXT,
+                    expired BIGINT NOT NULL DEFAULT 0,
+                    expiration_time DOUBLE PRECISION,
+                    last_update DOUBLE PRECISION NOT NULL
+                )
+                """,
+                "CREATE INDEX installations_platform ON installations(platform, rid)",
+                """
+                CREATE TABLE installation_tags (
+                    tag TEXT NOT NULL,
+                    rid BIGINT NOT NULL REFERENCES installations(rid) ON DELETE CASCADE,
+                    scope BIGINT NOT NULL,
+                    PRIMARY KEY (tag, rid, scope)
+                )
+                """,
+                "CREATE INDEX installation_tags_rid ON installation_tags(rid)",
+            ]),
+        .init(
+            version: 2,
+            statements: [
+                """
+                CREATE TABLE notifications (
+                    id TEXT PRIMARY KEY,
+                    format TEXT NOT NULL,
+                    body BYTEA NOT NULL,
+                    headers TEXT NOT NULL,
+                    audience TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    enqueue_time DOUBLE PRECISION NOT NULL,
+                    scheduled_time DOUBLE PRECISION,
+                    start_time DOUBLE PRECISION,
+                    end_time DOUBLE PRECISION,
+                    counts TEXT NOT NULL DEFAULT '{}',
+                    cursor BIGINT,
+                    lease_owner TEXT,
+                    lease_expires DOUBLE PRECISION,
+                    idempotency_key TEXT UNIQUE
+                )
+                """,
+                "CREATE INDEX notifications_due ON notifications(state, scheduled_time)",
+            ]),
+        .init(
+            version: 3,
+            statements: [
+                """
+                CREATE TABLE notification_failures (
+                    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    notification_id TEXT NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
+                    time DOUBLE PRECISION NOT NULL,
+                    platform TEXT NOT NULL,
+                    outcome TEXT NOT NULL,
+                    reason TEXT,
+                    installation_id TEXT,
+                    handle TEXT NOT NULL
+                )
+                """,
+                "CREATE INDEX notification_failures_notification ON notification_failures(notification_id, seq)",
+            ]),
+        .init(
+            version: 4,
+            statements: [
+                """
+                CREATE TABLE secure_notifications (
+                    id TEXT PRIMARY KEY,
+                    audience TEXT NOT NULL,
+                    sealed_payload BYTEA NOT NULL,
+                    created_time DOUBLE PRECISION NOT NULL,
+                    expires_time DOUBLE PRECISION NOT NULL,
+                    read_once BIGINT NOT NULL,
+                    read_time DOUBLE PRECISION
+                )
+                """,
+                "CREATE INDEX secure_notifications_expiry ON secure_notifications(expires_time)",
+            ]),
+        .init(
+            version: 5,
+            statements: ["CREATE TABLE hub_positions (name TEXT PRIMARY KEY, value BIGINT NOT NULL)"]),
+    ]
+}
