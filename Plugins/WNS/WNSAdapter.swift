@@ -41,7 +41,14 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         self.client = client
         self.allowedHosts = Set(configuration.allowedChannelHosts.map { $0.lowercased() })
         self.tokens = WNSTokenProvider(clock: clock) {
-            try await Self.requestToken(client: try client.get(), configuration: configuration)
+            do {
+                let token = try await Self.requestToken(client: try client.get(), configuration: configuration)
+                logger.debug("obtained a WNS access token", metadata: ["wns.expiresIn": "\(token.expiresIn)"])
+                return token
+            } catch {
+                logger.warning("could not obtain a WNS access token", metadata: ["error": "\(error)"])
+                throw error
+            }
         }
     }
 
@@ -88,7 +95,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
 
     /// Checks a `windows` payload: size, `X-WNS-*` headers, and for toast/tile/badge well-formed XML with the
     /// matching root element.
-    public func validate(notification: Notification) throws(HubError) {
+    public func validate(notification: NotificationHub.Notification) throws(HubError) {
         _ = try WNSPayloadRules.check(payload: notification.body, headers: notification.headers)
     }
 
@@ -104,7 +111,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
 
     private struct CheckKey: Hashable {
         var payload: ByteBuffer
-        var type: String?
+        var type: String
     }
 
     /// Delivers each notification with its own request; returns one result per delivery, in order.
@@ -114,25 +121,28 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         prepared.reserveCapacity(deliveries.count)
         // Template deliveries carry rendered bodies and headers, so every delivery is checked; identical bodies
         // (a native send) are checked once per batch.
-        var checked: [CheckKey: Result<WNSNotificationType, HubError>] = [:]
+        var checked: [CheckKey: HubError?] = [:]
         for (index, delivery) in deliveries.enumerated() {
             guard let uri = delivery.pushChannel.handle else {
                 results[index] = DeliveryResult(.badChannel, reason: "the channel is not a URI")
                 continue
             }
-            let key = CheckKey(payload: delivery.payload, type: delivery.headers["X-WNS-Type"])
-            let check: Result<WNSNotificationType, HubError>
-            if let known = checked[key] {
-                check = known
-            } else {
-                check = Result { () throws(HubError) in
-                    try WNSPayloadRules.check(payload: delivery.payload, headers: delivery.headers)
+            do throws(HubError) {
+                let type = try WNSPayloadRules.checkHeaders(delivery.headers, payload: delivery.payload)
+                let key = CheckKey(payload: delivery.payload, type: type.rawValue)
+                let failure: HubError?
+                if let known = checked[key] {
+                    failure = known
+                } else {
+                    do {
+                        try WNSPayloadRules.checkBody(delivery.payload, type: type)
+                        failure = nil
+                    } catch {
+                        failure = error
+                    }
+                    checked[key] = failure
                 }
-                checked[key] = check
-            }
-            do {
-                _ = try WNSPayloadRules.checkHeaders(delivery.headers, payload: delivery.payload)
-                let type = try check.get()
+                if let failure { throw failure }
                 var headers: [(String, String)] = []
                 for name in WNSPayloadRules.passthroughHeaders {
                     if let value = delivery.headers[name] { headers.append((name, value)) }
@@ -345,7 +355,8 @@ final class ClientHolder: Sendable {
                 }
                 var httpConfiguration = HTTPClient.Configuration(
                     tlsConfiguration: tls,
-                    timeout: HTTPClient.Configuration.Timeout(connect: .seconds(10)),
+                    timeout: HTTPClient.Configuration.Timeout(
+                        connect: min(.seconds(10), configuration.requestTimeout).timeAmount),
                     connectionPool: HTTPClient.Configuration.ConnectionPool(
                         idleTimeout: .seconds(60),
                         concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.maximumConnections))

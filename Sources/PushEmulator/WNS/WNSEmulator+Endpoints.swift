@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NotificationHub
+import Synchronization
 
 extension WNSEmulator {
     static let maximumPayloadBytes = 5000
