@@ -40,12 +40,12 @@ import WNS
             for index in 0..<10 { try await hub.register("d\(index)") }
             #expect(try await hub.send(Payloads.toast).count(of: .success) == 10)
             #expect(await hub.adapter.tokenRequestCount == 1)
-            // Within the lifetime (7200 s, renewed 720 s early): the cached token is used.
+            // Within the lifetime (7200 s, renewed 300 s early): the cached token is used.
             clock.advance(by: 6000)
             #expect(try await hub.send(Payloads.toast).count(of: .success) == 10)
             #expect(await hub.adapter.tokenRequestCount == 1)
             // Close to expiry: one new token for all sends.
-            clock.advance(by: 600)
+            clock.advance(by: 1000)
             #expect(try await hub.send(Payloads.toast).count(of: .success) == 10)
             #expect(await hub.adapter.tokenRequestCount == 2)
             #expect(hub.emulator.tokenRequestCount == 2)

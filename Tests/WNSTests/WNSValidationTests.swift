@@ -160,11 +160,12 @@ import WNS
                   packageSid: "ms-app://s-1-15-2-demo"
                   clientSecret: demo-wns-secret
                 """, file: "hub.yaml", environment: [:])
+        let node = root.child("wns")
         let emulator = try #require(
             try WNSEmulatorFactory.makeEmulator(
-                configuration: root.child("wns"),
+                configuration: node,
                 context: EmulatorContext(directory: directory, tls: WNSHarness.tls, logger: Logger(label: "t"))))
-        root.child("wns").rejectUnknownKeys()
+        node.rejectUnknownKeys()
         #expect(root.problems.isEmpty)
         #expect(emulator.name == "wns")
         let data = try #require(FileManager.default.contents(atPath: directory + "/wns-credentials.json"))

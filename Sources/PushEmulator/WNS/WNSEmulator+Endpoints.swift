@@ -242,7 +242,7 @@ extension WNSEmulator {
     func handleAdmin(_ request: WNSHTTPRequest) -> WNSHTTPResponse {
         let path = String(request.path)
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         func encoded(_ value: some Encodable) -> WNSHTTPResponse {
             guard let data = try? encoder.encode(value) else { return WNSHTTPResponse(status: .internalServerError) }
             return .json(.ok, String(decoding: data, as: UTF8.self))
