@@ -41,7 +41,7 @@ public struct WNSEmulatorFactory: PlatformEmulatorFactory {
         ]
         try FileManager.default.createDirectory(atPath: context.directory, withIntermediateDirectories: true)
         let path = (context.directory as NSString).appendingPathComponent("wns-credentials.json")
-        let data = try JSONSerialization.data(withJSONObject: credentials, options: [.prettyPrinted, .sortedKeys])
+        let data = try JSONSerialization.data(withJSONObject: credentials, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         try data.write(to: URL(fileURLWithPath: path))
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         return WNSEmulator(settings: settings, tls: context.tls, logger: context.logger)
