@@ -52,6 +52,19 @@ import WNS
         }
     }
 
+    @Test func tokensPastTheEmulatorsShortLifetimeAreRenewedOn401() async throws {
+        // The adapter's clock stands still, so only the emulator notices that the 1 s token expired.
+        let clock = ManualWallClock(Date())
+        try await WNSHarness.with(clock: clock, emulatorSettings: { $0.tokenLifetime = .seconds(1) }) { hub in
+            for index in 0..<20 { try await hub.register("d\(index)") }
+            #expect(try await hub.send(Payloads.toast).count(of: .success) == 20)
+            try await Task.sleep(for: .milliseconds(1200))
+            #expect(try await hub.send(Payloads.toast).count(of: .success) == 20)
+            #expect(hub.emulator.tokenRequestCount == 2)
+            #expect(await hub.adapter.tokenRequestCount == 2)
+        }
+    }
+
     @Test func aSecond401IsInvalidCredentials() async throws {
         try await WNSHarness.with { hub in
             hub.emulator.createChannel(id: "c")
