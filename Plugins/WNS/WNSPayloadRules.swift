@@ -25,13 +25,13 @@ public enum WNSPayloadRules {
 
     /// Checks the headers and returns the type (explicit or inferred).
     static func checkHeaders(_ headers: NotificationHeaders, payload: ByteBuffer) throws(HubError) -> WNSNotificationType {
-        if let value = headers["X-WNS-Cache-Policy"], !["cache", "no-cache"].contains(value.lowercased()) {
+        if let value = headers["X-WNS-Cache-Policy"], !["cache", "no-cache"].contains(value) {
             throw HubError(.invalidNotification, "X-WNS-Cache-Policy must be 'cache' or 'no-cache'")
         }
         if let value = headers["X-WNS-TTL"], UInt32(value) == nil {
             throw HubError(.invalidNotification, "X-WNS-TTL must be a whole number of seconds")
         }
-        if let value = headers["X-WNS-RequestForStatus"], !["true", "false"].contains(value.lowercased()) {
+        if let value = headers["X-WNS-RequestForStatus"], !["true", "false"].contains(value) {
             throw HubError(.invalidNotification, "X-WNS-RequestForStatus must be 'true' or 'false'")
         }
         for name in ["X-WNS-Tag", "X-WNS-Group"] {
