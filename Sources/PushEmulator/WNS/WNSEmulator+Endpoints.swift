@@ -161,12 +161,23 @@ extension WNSEmulator {
         }
         let payload = String(buffer: request.body)
         if let root {
-            do {
-                try XMLWellFormedness.check(payload, what: "the payload", code: .invalidNotification)
-            } catch {
-                return wnsError(.badRequest, "The XML payload is not well-formed")
+            // A fan-out sends the same document many times: remember the roots of documents already found well-formed.
+            let known = xmlDocuments.withLock { $0[request.body] }
+            let found: String?
+            if let known {
+                found = known
+            } else {
+                do {
+                    try XMLWellFormedness.check(payload, what: "the payload", code: .invalidNotification)
+                } catch {
+                    return wnsError(.badRequest, "The XML payload is not well-formed")
+                }
+                found = Self.rootElement(payload)
+                xmlDocuments.withLock { documents in
+                    if documents.count >= 256 { documents.removeAll(keepingCapacity: true) }
+                    documents[request.body] = found ?? ""
+                }
             }
-            let found = Self.rootElement(payload)
             guard found == root else {
                 return wnsError(.badRequest, "The XML root element <\(found ?? "?")> does not match \(typeHeader)")
             }

@@ -115,6 +115,8 @@ public final class WNSEmulator: PlatformEmulator, Sendable {
     /// Accepted notifications, violations and faults.
     public let recorder = EmulatorRecorder<Received>()
     let state: Mutex<State>
+    /// Root element names of well-formed XML documents seen recently.
+    let xmlDocuments = Mutex<[ByteBuffer: String]>([:])
     private let servers = Mutex(Servers.stopped)
     private let tls: EmulatorTLS
     private let logger: Logger
