@@ -204,6 +204,16 @@ import WNS
         }
     }
 
+    @Test func unknownChannelsAreBadChannelsUnlessTheEmulatorAcceptsThem() async throws {
+        try await WNSHarness.with { hub in
+            #expect(await hub.deliver(Payloads.badge, channel: "never-created").outcome == .badChannel)
+        }
+        try await WNSHarness.with(emulatorSettings: { $0.acceptUnknownChannels = true }) { hub in
+            #expect(await hub.deliver(Payloads.badge, channel: "never-created") == .success)
+            #expect(hub.emulator.recorder.accepted.map(\.channel) == ["never-created"])
+        }
+    }
+
     @Test func oversizedAndMalformedDeliveriesAreNotSent() async throws {
         try await WNSHarness.with { hub in
             hub.emulator.createChannel(id: "c")
