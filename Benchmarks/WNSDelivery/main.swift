@@ -87,7 +87,7 @@ for round in 1...rounds {
             + "\(String(format: "%.0f", Double(successes) / seconds)) deliveries/s")
 }
 print("token requests: adapter \(await adapter.tokenRequestCount), emulator \(emulator.tokenRequestCount)")
-print("emulator accepted \(emulator.recorder.acceptedCount), violations \(emulator.recorder.violations.count)")
+print("emulator accepted \(emulator.recorder.acceptedCount), violations \(emulator.recorder.violations.count), TLS connections \(emulator.connectionCount)")
 
 try await adapter.shutdown()
 await emulator.stop()

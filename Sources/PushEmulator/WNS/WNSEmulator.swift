@@ -183,6 +183,11 @@ public final class WNSEmulator: PlatformEmulator, Sendable {
         servers.withLock { if case .running(_, let admin) = $0 { admin.port } else { 0 } }
     }
 
+    /// TCP connections accepted on the TLS port so far.
+    public var connectionCount: Int {
+        servers.withLock { if case .running(let api, _) = $0 { api.connectionCount } else { 0 } }
+    }
+
     /// The token endpoint's URL.
     public var tokenEndpoint: String { "https://\(settings.host):\(port)/accesstoken.srf" }
 

@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import Synchronization
 
 /// One HTTP/1.1 request as the WNS emulator sees it.
 struct WNSHTTPRequest: Sendable {
@@ -64,24 +65,35 @@ final class WNSHTTPServer: Sendable {
     typealias Respond = @Sendable (WNSHTTPRequest) -> WNSHTTPResponse
 
     let channel: any Channel
+    private let counter: ConnectionCounter
 
     /// The bound port.
     var port: Int { channel.localAddress?.port ?? 0 }
 
-    private init(channel: any Channel) {
+    /// Connections accepted so far.
+    var connectionCount: Int { counter.count.load(ordering: .relaxed) }
+
+    private init(channel: any Channel, counter: ConnectionCounter) {
         self.channel = channel
+        self.counter = counter
+    }
+
+    private final class ConnectionCounter: Sendable {
+        let count = Atomic<Int>(0)
     }
 
     /// Binds and starts serving.
     static func start(
         host: String, port: Int, tls: NIOSSLContext?, maximumBodyBytes: Int, respond: @escaping Respond
     ) async throws -> WNSHTTPServer {
+        let counter = ConnectionCounter()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 512)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                counter.count.add(1, ordering: .relaxed)
+                return channel.eventLoop.makeCompletedFuture {
                     if let tls {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
                     }
@@ -92,7 +104,7 @@ final class WNSHTTPServer: Sendable {
             }
             .bind(host: host, port: port)
             .get()
-        return WNSHTTPServer(channel: channel)
+        return WNSHTTPServer(channel: channel, counter: counter)
     }
 
     /// Stops accepting connections.
