@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "NotificationHub", targets: ["NotificationHub"]),
         .library(name: "HubServer", targets: ["HubServer"]),
         .library(name: "PushEmulator", targets: ["PushEmulator"]),
+        .library(name: "WNS", targets: ["WNS"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -91,12 +92,28 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "WNS",
+            dependencies: [
+                "NotificationHub",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            path: "Plugins/WNS",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "hub",
             dependencies: [
                 "NotificationHub",
                 "HubServer",
                 "PushEmulator",
+                "WNS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -120,6 +137,16 @@ let package = Package(
             path: "Benchmarks/StoreBenchmark",
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "WNSDelivery",
+            dependencies: [
+                "NotificationHub", "PushEmulator", "WNS",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Benchmarks/WNSDelivery",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "HubTestSupport",
             dependencies: ["NotificationHub", .product(name: "NIOCore", package: "swift-nio")],
@@ -129,6 +156,18 @@ let package = Package(
         .testTarget(
             name: "NotificationHubTests",
             dependencies: ["NotificationHub", "HubTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "WNSTests",
+            dependencies: [
+                "WNS", "PushEmulator", "NotificationHub",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

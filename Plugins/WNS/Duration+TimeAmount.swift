@@ -1,0 +1,9 @@
+import NIOCore
+
+extension Duration {
+    /// The duration as NIO's `TimeAmount`.
+    var timeAmount: TimeAmount {
+        let (seconds, attoseconds) = components
+        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

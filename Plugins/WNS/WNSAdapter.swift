@@ -1,0 +1,327 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import NotificationHub
+import ServiceLifecycle
+import Synchronization
+
+/// Delivers `windows` notifications (raw, toast, tile, badge) to WNS channel URIs.
+///
+/// Authentication uses OAuth client credentials (package SID and client secret); the access token is cached until
+/// shortly before it expires and renewed once when WNS answers 401. Requests go over HTTP/1.1 through one
+/// connection pool (``WNSConfiguration/maximumConnections`` per host) with at most
+/// ``WNSConfiguration/maximumConcurrentRequests`` in flight.
+///
+/// Without `X-WNS-Type`, the type is inferred from the body: an XML document whose root element is `toast`, `tile`
+/// or `badge` is sent as that type, anything else as `wns/raw`.
+public final class WNSAdapter: PlatformAdapter, Sendable {
+    /// The WNS platform and the `windows` format.
+    public let descriptor = PlatformDescriptor(
+        platforms: [.wns],
+        formats: [.windows: [.wns]],
+        templateFormats: [.wns: .windows],
+        maximumPayloadBytes: WNSPayloadRules.maximumPayloadBytes)
+
+    let configuration: WNSConfiguration
+    let logger: Logger
+    private let limiter: RequestLimiter
+    private let client: ClientHolder
+    private let tokens: WNSTokenProvider
+    private let allowedHosts: Set<String>
+
+    /// Creates the adapter; its HTTP client starts on first use and stops when ``run()`` ends or on ``shutdown()``.
+    public init(configuration: WNSConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        self.limiter = RequestLimiter(limit: configuration.maximumConcurrentRequests)
+        let client = ClientHolder(configuration: configuration)
+        self.client = client
+        self.allowedHosts = Set(configuration.allowedChannelHosts.map { $0.lowercased() })
+        self.tokens = WNSTokenProvider(clock: clock) {
+            do {
+                let token = try await Self.requestToken(client: try client.get(), configuration: configuration)
+                logger.debug("obtained a WNS access token", metadata: ["wns.expiresIn": "\(token.expiresIn)"])
+                return token
+            } catch {
+                logger.warning("could not obtain a WNS access token", metadata: ["error": "\(error)"])
+                throw error
+            }
+        }
+    }
+
+    /// How many token requests the adapter has made (for tests and benchmarks).
+    public var tokenRequestCount: Int {
+        get async { await tokens.requestCount }
+    }
+
+    // MARK: Service
+
+    /// Waits for graceful shutdown, then closes the connection pool.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        try await shutdown()
+    }
+
+    /// Closes the connection pool; later deliveries end as `PnsUnreachable`.
+    public func shutdown() async throws {
+        try await client.shutdown()
+    }
+
+    // MARK: Validation
+
+    /// Accepts `https` channel URIs on `*.notify.windows.com` or on an allowed host.
+    public func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {
+        guard let uri = pushChannel.handle else {
+            throw HubError(.invalidPushChannel, "a WNS push channel is a channel URI string")
+        }
+        guard uri.utf8.count <= 2048, let components = URLComponents(string: uri), let host = components.host?.lowercased(),
+            !host.isEmpty
+        else {
+            throw HubError(.invalidPushChannel, "the WNS channel URI is not a valid URI")
+        }
+        guard components.scheme?.lowercased() == "https" else {
+            throw HubError(.invalidPushChannel, "a WNS channel URI must use https")
+        }
+        let port = components.port ?? 443
+        if host.hasSuffix(".notify.windows.com"), port == 443 { return }
+        if allowedHosts.contains("\(host):\(port)") || (port == 443 && allowedHosts.contains(host)) { return }
+        throw HubError(
+            .invalidPushChannel,
+            "the WNS channel URI's host '\(host)' is not a WNS host (*.notify.windows.com) nor one of allowedChannelHosts")
+    }
+
+    /// Checks a `windows` payload: size, `X-WNS-*` headers, and for toast/tile/badge well-formed XML with the
+    /// matching root element.
+    public func validate(notification: NotificationHub.Notification) throws(HubError) {
+        _ = try WNSPayloadRules.check(payload: notification.body, headers: notification.headers)
+    }
+
+    // MARK: Delivery
+
+    /// A request ready to send.
+    struct PreparedRequest: Sendable {
+        var uri: String
+        var type: WNSNotificationType
+        var payload: ByteBuffer
+        var headers: [(String, String)]
+    }
+
+    private struct CheckKey: Hashable {
+        var payload: ByteBuffer
+        var type: String
+    }
+
+    /// Delivers each notification with its own request; returns one result per delivery, in order.
+    public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+        var results = [DeliveryResult](repeating: .success, count: deliveries.count)
+        var prepared: [(Int, PreparedRequest)] = []
+        prepared.reserveCapacity(deliveries.count)
+        // Template deliveries carry rendered bodies and headers, so every delivery is checked; identical bodies
+        // (a native send) are checked once per batch.
+        var checked: [CheckKey: HubError?] = [:]
+        for (index, delivery) in deliveries.enumerated() {
+            guard let uri = delivery.pushChannel.handle else {
+                results[index] = DeliveryResult(.badChannel, reason: "the channel is not a URI")
+                continue
+            }
+            do throws(HubError) {
+                let type = try WNSPayloadRules.checkHeaders(delivery.headers, payload: delivery.payload)
+                let key = CheckKey(payload: delivery.payload, type: type.rawValue)
+                let failure: HubError?
+                if let known = checked[key] {
+                    failure = known
+                } else {
+                    do {
+                        try WNSPayloadRules.checkBody(delivery.payload, type: type)
+                        failure = nil
+                    } catch {
+                        failure = error
+                    }
+                    checked[key] = failure
+                }
+                if let failure { throw failure }
+                var headers: [(String, String)] = []
+                for name in WNSPayloadRules.passthroughHeaders {
+                    if let value = delivery.headers[name] { headers.append((name, value)) }
+                }
+                prepared.append((index, PreparedRequest(uri: uri, type: type, payload: delivery.payload, headers: headers)))
+            } catch {
+                results[index] = DeliveryResult(
+                    error.code == .payloadTooLarge ? .invalidNotificationSize : .invalidNotificationFormat,
+                    reason: error.message)
+            }
+        }
+        await withTaskGroup(of: (Int, DeliveryResult).self) { group in
+            for (index, request) in prepared {
+                group.addTask { (index, await self.send(request)) }
+            }
+            for await (index, result) in group { results[index] = result }
+        }
+        return results
+    }
+
+    /// Sends one request, renewing the token once on 401.
+    func send(_ request: PreparedRequest) async -> DeliveryResult {
+        await limiter.withSlot {
+            do {
+                let token = try await tokens.token()
+                let first = await post(request, token: token)
+                guard case .answered(let status, _) = first, status == 401 else { return first.result }
+                await tokens.invalidate(token)
+                let renewed = try await tokens.token()
+                let second = await post(request, token: renewed)
+                if case .answered(401, let headers) = second {
+                    return DeliveryResult(
+                        .invalidCredentials, reason: Self.reason(headers) ?? "WNS rejected the access token")
+                }
+                return second.result
+            } catch let error as WNSTokenError {
+                return DeliveryResult(error.outcome, reason: error.reason, retryAfter: error.retryAfter)
+            } catch {
+                return DeliveryResult(.pnsUnreachable, reason: "token request failed")
+            }
+        }
+    }
+
+    /// What a channel request came back with.
+    enum Answer {
+        case answered(Int, HTTPHeaders)
+        case failed(String)
+
+        /// The outcome of an answer (401 maps to InvalidCredentials here; ``send(_:)`` renews first).
+        var result: DeliveryResult {
+            switch self {
+            case .failed(let reason):
+                return DeliveryResult(.pnsUnreachable, reason: reason)
+            case .answered(let status, let headers):
+                let reason = WNSAdapter.reason(headers)
+                let retryAfter = headers.first(name: "Retry-After").flatMap(Int.init).map { Duration.seconds($0) }
+                switch status {
+                case 200:
+                    switch headers.first(name: "X-WNS-Status")?.lowercased() {
+                    case "dropped": return DeliveryResult(.dropped, reason: reason)
+                    case "channelthrottled": return DeliveryResult(.channelThrottled, reason: reason)
+                    default: return .success
+                    }
+                case 400: return DeliveryResult(.invalidNotificationFormat, reason: reason ?? "HTTP 400")
+                case 401: return DeliveryResult(.invalidCredentials, reason: reason ?? "HTTP 401")
+                case 403: return DeliveryResult(.wrongChannel, reason: reason ?? "HTTP 403")
+                case 404: return DeliveryResult(.badChannel, reason: reason ?? "HTTP 404")
+                case 406: return DeliveryResult(.throttled, reason: reason ?? "HTTP 406", retryAfter: retryAfter)
+                case 410: return DeliveryResult(.expiredChannel, reason: reason ?? "HTTP 410")
+                case 413: return DeliveryResult(.invalidNotificationSize, reason: reason ?? "HTTP 413")
+                case 500, 503: return DeliveryResult(.pnsUnavailable, reason: reason ?? "HTTP \(status)", retryAfter: retryAfter)
+                default: return DeliveryResult(.unknownError, reason: reason ?? "HTTP \(status)")
+                }
+            }
+        }
+    }
+
+    /// WNS's own explanation: `X-WNS-Error-Description`, else `X-WNS-Status`.
+    static func reason(_ headers: HTTPHeaders) -> String? {
+        if let description = headers.first(name: "X-WNS-Error-Description"), !description.isEmpty {
+            return String(description.prefix(200))
+        }
+        return headers.first(name: "X-WNS-Status").map { String($0.prefix(60)) }
+    }
+
+    private func post(_ request: PreparedRequest, token: String) async -> Answer {
+        var http = HTTPClientRequest(url: request.uri)
+        http.method = .POST
+        http.headers.add(name: "Authorization", value: "Bearer \(token)")
+        http.headers.add(name: "X-WNS-Type", value: request.type.rawValue)
+        http.headers.add(name: "Content-Type", value: request.type.contentType)
+        for (name, value) in request.headers { http.headers.add(name: name, value: value) }
+        http.body = .bytes(request.payload)
+        do {
+            let response = try await client.get().execute(http, deadline: .now() + configuration.requestTimeout.timeAmount)
+            // WNS answers carry no body worth reading; drain a bounded amount so the connection can be reused.
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            return .answered(Int(response.status.code), response.headers)
+        } catch {
+            return .failed(Self.describe(error))
+        }
+    }
+
+    /// A connection failure's description without the URI (which holds the channel token).
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? HTTPClientError { return "connection failed: \(error)" }
+        return "connection failed: \(type(of: error))"
+    }
+
+    // MARK: Token
+
+    private struct TokenResponse: Decodable {
+        var accessToken: String
+        var expiresIn: Double
+
+        enum CodingKeys: String, CodingKey {
+            case accessToken = "access_token"
+            case expiresIn = "expires_in"
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            accessToken = try container.decode(String.self, forKey: .accessToken)
+            // `expires_in` arrives as a number or as a string of digits.
+            if let number = try? container.decode(Double.self, forKey: .expiresIn) {
+                expiresIn = number
+            } else if let text = try? container.decode(String.self, forKey: .expiresIn), let number = Double(text) {
+                expiresIn = number
+            } else {
+                expiresIn = 3600
+            }
+        }
+    }
+
+    private struct TokenErrorResponse: Decodable {
+        var error: String?
+        var error_description: String?
+    }
+
+    /// Requests a token with the client-credentials grant.
+    static func requestToken(client: HTTPClient, configuration: WNSConfiguration) async throws -> WNSAccessToken {
+        var request = HTTPClientRequest(url: configuration.tokenEndpoint)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        let form = [
+            ("grant_type", "client_credentials"),
+            ("client_id", configuration.packageSID),
+            ("client_secret", configuration.clientSecret),
+            ("scope", "notify.windows.com"),
+        ].map { "\($0.0)=\(formEncode($0.1))" }.joined(separator: "&")
+        request.body = .bytes(ByteBuffer(string: form))
+        let response: HTTPClientResponse
+        let body: ByteBuffer
+        do {
+            response = try await client.execute(request, deadline: .now() + configuration.requestTimeout.timeAmount)
+            body = try await response.body.collect(upTo: 64 * 1024)
+        } catch {
+            throw WNSTokenError(outcome: .pnsUnreachable, reason: "token endpoint: \(describe(error))")
+        }
+        let status = Int(response.status.code)
+        guard status == 200 else {
+            let detail = try? JSONDecoder().decode(TokenErrorResponse.self, from: Data(body.readableBytesView))
+            let reason = "token endpoint answered \(status)" + (detail?.error.map { ": \($0.prefix(60))" } ?? "")
+            let retryAfter = response.headers.first(name: "Retry-After").flatMap(Int.init).map { Duration.seconds($0) }
+            throw WNSTokenError(
+                outcome: status >= 500 || status == 429 ? .pnsUnavailable : .invalidCredentials, reason: reason,
+                retryAfter: retryAfter)
+        }
+        guard let token = try? JSONDecoder().decode(TokenResponse.self, from: Data(body.readableBytesView)),
+            !token.accessToken.isEmpty
+        else {
+            throw WNSTokenError(outcome: .pnsUnavailable, reason: "the token endpoint's answer has no access_token")
+        }
+        return WNSAccessToken(value: token.accessToken, expiresIn: token.expiresIn)
+    }
+
+    static func formEncode(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import NIOSSL
+import NotificationHub
+
+/// Creates ``WNSAdapter``s from `hub.yaml`:
+///
+/// ```yaml
+/// adapters:
+///   - type: wns
+///     packageSid: "ms-app://s-1-15-2-…"
+///     clientSecret: ${WNS_CLIENT_SECRET}
+///     tokenEndpoint: https://login.live.com/accesstoken.srf   # default
+///     caCertificate: .emulator/emulator-ca.pem                # extra CA to trust (emulator only)
+///     allowedChannelHosts: ["127.0.0.1:4445"]                 # besides *.notify.windows.com
+///     maximumConnections: 16                                  # per channel host
+///     maximumConcurrentRequests: 256
+///     requestTimeoutSeconds: 30
+/// ```
+public struct WNSAdapterFactory: PlatformAdapterFactory {
+    /// `wns`.
+    public static let type = "wns"
+
+    /// Reads the settings and creates the adapter (not started).
+    public static func makeAdapter(configuration: ConfigurationNode, context: AdapterContext) -> (any PlatformAdapter)? {
+        let packageSID = configuration.string("packageSid", required: true)
+        let clientSecret = configuration.secret("clientSecret")
+        let tokenEndpoint = configuration.string("tokenEndpoint", default: WNSConfiguration.defaultTokenEndpoint)
+        if let url = URL(string: tokenEndpoint), ["https", "http"].contains(url.scheme?.lowercased() ?? ""), url.host != nil {
+        } else {
+            configuration.child("tokenEndpoint").report("tokenEndpoint must be an https URL")
+        }
+        var trustRoots: [NIOSSLCertificate] = []
+        if let path = configuration.string("caCertificate") {
+            let resolved = configuration.resolvePath(path)
+            do {
+                trustRoots = try NIOSSLCertificate.fromPEMFile(resolved)
+            } catch {
+                configuration.child("caCertificate").report("cannot read a PEM certificate from '\(resolved)'")
+            }
+        }
+        let allowedHosts = configuration.strings("allowedChannelHosts")
+        for host in allowedHosts where host.isEmpty || host.contains("/") {
+            configuration.child("allowedChannelHosts").report("'\(host)' is not a host or host:port")
+        }
+        let maximumConnections = configuration.integer("maximumConnections", default: 16, in: 1...1024)
+        let maximumConcurrentRequests = configuration.integer("maximumConcurrentRequests", default: 256, in: 1...100_000)
+        let timeout = configuration.seconds("requestTimeoutSeconds", default: 30, in: 0.1...600)
+        guard let packageSID, let clientSecret else { return nil }
+        return WNSAdapter(
+            configuration: WNSConfiguration(
+                packageSID: packageSID, clientSecret: clientSecret, tokenEndpoint: tokenEndpoint,
+                additionalTrustRoots: trustRoots, allowedChannelHosts: allowedHosts,
+                maximumConnections: maximumConnections, maximumConcurrentRequests: maximumConcurrentRequests,
+                requestTimeout: .milliseconds(Int64(timeout * 1000))),
+            logger: context.logger)
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import NIOSSL
+
+/// The WNS adapter's settings (`adapters: - type: wns` in `hub.yaml`).
+public struct WNSConfiguration: Sendable {
+    /// WNS's token endpoint.
+    public static let defaultTokenEndpoint = "https://login.live.com/accesstoken.srf"
+
+    /// The app's package SID (`ms-app://s-1-15-2-…`), sent as `client_id`.
+    public var packageSID: String
+    /// The app's client secret (never logged).
+    public var clientSecret: String
+    /// The OAuth token endpoint. Default ``defaultTokenEndpoint``.
+    public var tokenEndpoint: String
+    /// Extra CA certificates to trust besides the system's (for the emulator).
+    public var additionalTrustRoots: [NIOSSLCertificate]
+    /// Channel hosts accepted besides `*.notify.windows.com`, as `host:port` (or `host` for port 443).
+    public var allowedChannelHosts: [String]
+    /// Connections kept per channel host (WNS speaks HTTP/1.1: one request per connection at a time). Default 16.
+    public var maximumConnections: Int
+    /// Requests in flight at once across all callers. Default 256.
+    public var maximumConcurrentRequests: Int
+    /// Deadline of each request, token requests included. Default 30 seconds.
+    public var requestTimeout: Duration
+
+    /// Creates settings.
+    public init(
+        packageSID: String,
+        clientSecret: String,
+        tokenEndpoint: String = WNSConfiguration.defaultTokenEndpoint,
+        additionalTrustRoots: [NIOSSLCertificate] = [],
+        allowedChannelHosts: [String] = [],
+        maximumConnections: Int = 16,
+        maximumConcurrentRequests: Int = 256,
+        requestTimeout: Duration = .seconds(30)
+    ) {
+        self.packageSID = packageSID
+        self.clientSecret = clientSecret
+        self.tokenEndpoint = tokenEndpoint
+        self.additionalTrustRoots = additionalTrustRoots
+        self.allowedChannelHosts = allowedChannelHosts
+        self.maximumConnections = maximumConnections
+        self.maximumConcurrentRequests = maximumConcurrentRequests
+        self.requestTimeout = requestTimeout
+    }
+}

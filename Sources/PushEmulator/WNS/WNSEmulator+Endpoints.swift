@@ -1,0 +1,310 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NotificationHub
+import Synchronization
+
+extension WNSEmulator {
+    static let maximumPayloadBytes = 5000
+    static let types: [String: String?] = [
+        "wns/toast": "toast", "wns/tile": "tile", "wns/badge": "badge", "wns/raw": nil,
+    ]
+
+    /// Answers a request on the TLS port.
+    func handle(_ request: WNSHTTPRequest) -> WNSHTTPResponse {
+        let path = request.path
+        if path == "/accesstoken.srf" { return tokenEndpoint(request) }
+        if path == "/w/" || path == "/w" { return channelEndpoint(request) }
+        return WNSHTTPResponse(status: .notFound)
+    }
+
+    // MARK: Token endpoint
+
+    private func tokenError(_ error: String, _ description: String) -> WNSHTTPResponse {
+        recorder.violation("token request: \(description)")
+        return .json(.badRequest, #"{"error":"\#(error)","error_description":"\#(description)"}"#)
+    }
+
+    func tokenEndpoint(_ request: WNSHTTPRequest) -> WNSHTTPResponse {
+        guard request.method == .POST else {
+            recorder.violation("token request: method \(request.method) instead of POST")
+            return WNSHTTPResponse(status: .methodNotAllowed)
+        }
+        guard let contentType = request.headers.first(name: "Content-Type"),
+            contentType.lowercased().hasPrefix("application/x-www-form-urlencoded")
+        else {
+            return tokenError("invalid_request", "Content-Type must be application/x-www-form-urlencoded")
+        }
+        let form = WNSHTTPRequest.parseForm(String(buffer: request.body))
+        guard form["grant_type"] == "client_credentials" else {
+            return tokenError("unsupported_grant_type", "grant_type must be client_credentials")
+        }
+        guard form["scope"] == "notify.windows.com" else {
+            return tokenError("invalid_scope", "scope must be notify.windows.com")
+        }
+        guard form["client_id"] == settings.packageSID, form["client_secret"] == settings.clientSecret else {
+            return tokenError("invalid_client", "Invalid client id or client secret")
+        }
+        let token = "EgB" + Self.randomHex(24)
+        let (lifetime, asString) = state.withLock { state -> (Duration, Bool) in
+            state.tokenRequests += 1
+            state.tokens[token] = Date() + Double(state.tokenLifetime.components.seconds)
+            return (state.tokenLifetime, state.expiresInAsString)
+        }
+        let seconds = lifetime.components.seconds
+        let expiresIn = asString ? "\"\(seconds)\"" : "\(seconds)"
+        return .json(.ok, #"{"token_type":"bearer","access_token":"\#(token)","expires_in":\#(expiresIn)}"#)
+    }
+
+    // MARK: Channel endpoint
+
+    private func wnsError(
+        _ status: HTTPResponseStatus, _ description: String, violation: Bool = true, extra: HTTPHeaders = [:]
+    ) -> WNSHTTPResponse {
+        if violation { recorder.violation("notification: \(description)") }
+        var headers = extra
+        headers.add(name: "X-WNS-Error-Description", value: description)
+        headers.add(name: "X-WNS-Debug-Trace", value: "emulator-\(Self.randomHex(4))")
+        return WNSHTTPResponse(status: status, headers: headers)
+    }
+
+    func channelEndpoint(_ request: WNSHTTPRequest) -> WNSHTTPResponse {
+        let faults = recorder.faults
+        var response = checkChannelRequest(request)
+        if faults.latency > .zero {
+            let (seconds, attoseconds) = faults.latency.components
+            response.delay = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        }
+        return response
+    }
+
+    private func checkChannelRequest(_ request: WNSHTTPRequest) -> WNSHTTPResponse {
+        guard request.method == .POST else {
+            return wnsError(.methodNotAllowed, "Notifications must be sent with POST")
+        }
+        // Faults: scripted ones first, then rates.
+        let faults = recorder.faults
+        if let scripted = state.withLock({ $0.scripted.isEmpty ? nil : $0.scripted.removeFirst() }) {
+            var headers: HTTPHeaders = [:]
+            if let seconds = scripted.retryAfterSeconds { headers.add(name: "Retry-After", value: "\(seconds)") }
+            return wnsError(
+                HTTPResponseStatus(statusCode: scripted.status), "Injected fault", violation: false, extra: headers)
+        }
+        switch faults.decide() {
+        case .proceed: break
+        case .dropConnection:
+            var response = WNSHTTPResponse(status: .ok)
+            response.dropConnection = true
+            return response
+        case .serverError:
+            return wnsError(.internalServerError, "Internal server error", violation: false)
+        case .unavailable:
+            return wnsError(
+                .serviceUnavailable, "Service unavailable", violation: false,
+                extra: ["Retry-After": "\(faults.retryAfterSeconds)"])
+        case .throttle:
+            return wnsError(
+                .notAcceptable, "Throttle limit exceeded", violation: false,
+                extra: ["Retry-After": "\(faults.retryAfterSeconds)"])
+        }
+
+        // Authorization: a bearer token issued here and not expired.
+        guard let authorization = request.headers.first(name: "Authorization"),
+            authorization.count > 7, authorization.prefix(7).lowercased() == "bearer "
+        else {
+            return wnsError(.unauthorized, "Missing or malformed Authorization header; send Authorization: Bearer <token>")
+        }
+        let token = String(authorization.dropFirst(7))
+        let channelID = request.query["token"] ?? ""
+        let (expiry, channel) = state.withLock { state in
+            (state.tokens[token], state.channels[channelID])
+        }
+        guard let expiry else {
+            return wnsError(.unauthorized, "Invalid token")
+        }
+        if expiry <= Date() {
+            return wnsError(
+                .unauthorized, "Token expired", violation: false,
+                extra: ["WWW-Authenticate": #"Bearer error="invalid_request",error_description="Token expired""#])
+        }
+
+        // The channel.
+        let channelState = channel ?? (settings.acceptUnknownChannels && !channelID.isEmpty ? .active : nil)
+        switch channelState {
+        case nil, .unknown:
+            return wnsError(.notFound, "The channel URI is not valid or is not recognized by WNS", violation: false)
+        case .expired:
+            return wnsError(.gone, "The channel expired", violation: false)
+        case .otherApp:
+            return wnsError(.forbidden, "The channel URI does not belong to the authenticated app", violation: false)
+        case .active, .dropped, .throttled:
+            break
+        }
+
+        // The notification.
+        guard let typeHeader = request.headers.first(name: "X-WNS-Type") else {
+            return wnsError(.badRequest, "X-WNS-Type is missing")
+        }
+        guard let root = Self.types[typeHeader] else {
+            return wnsError(.badRequest, "X-WNS-Type '\(typeHeader.prefix(40))' is not valid")
+        }
+        let contentType = request.headers.first(name: "Content-Type")?.lowercased() ?? ""
+        let expectedContentType = root == nil ? "application/octet-stream" : "text/xml"
+        guard contentType.hasPrefix(expectedContentType) else {
+            return wnsError(.badRequest, "Content-Type must be \(expectedContentType) for \(typeHeader), not '\(contentType.prefix(60))'")
+        }
+        if request.body.readableBytes > Self.maximumPayloadBytes {
+            return wnsError(.payloadTooLarge, "The notification payload exceeds \(Self.maximumPayloadBytes) bytes")
+        }
+        if request.body.readableBytes == 0 {
+            return wnsError(.badRequest, "The notification payload is empty")
+        }
+        let payload = String(buffer: request.body)
+        if let root {
+            // A fan-out sends the same document many times: remember the roots of documents already found well-formed.
+            let known = xmlDocuments.withLock { $0[request.body] }
+            let found: String?
+            if let known {
+                found = known
+            } else {
+                do {
+                    try XMLWellFormedness.check(payload, what: "the payload", code: .invalidNotification)
+                } catch {
+                    return wnsError(.badRequest, "The XML payload is not well-formed")
+                }
+                found = Self.rootElement(payload)
+                xmlDocuments.withLock { documents in
+                    if documents.count >= 256 { documents.removeAll(keepingCapacity: true) }
+                    documents[request.body] = found ?? ""
+                }
+            }
+            guard found == root else {
+                return wnsError(.badRequest, "The XML root element <\(found ?? "?")> does not match \(typeHeader)")
+            }
+        }
+        if let policy = request.headers.first(name: "X-WNS-Cache-Policy"), policy != "cache", policy != "no-cache" {
+            return wnsError(.badRequest, "X-WNS-Cache-Policy must be cache or no-cache")
+        }
+        if let ttl = request.headers.first(name: "X-WNS-TTL"), UInt32(ttl) == nil {
+            return wnsError(.badRequest, "X-WNS-TTL must be an integer")
+        }
+        let requestForStatus = request.headers.first(name: "X-WNS-RequestForStatus")
+        if let requestForStatus, requestForStatus != "true", requestForStatus != "false" {
+            return wnsError(.badRequest, "X-WNS-RequestForStatus must be true or false")
+        }
+        for name in ["X-WNS-Tag", "X-WNS-Group"] {
+            if let value = request.headers.first(name: name), value.isEmpty || value.utf8.count > 16 {
+                return wnsError(.badRequest, "\(name) must be 1 to 16 characters")
+            }
+        }
+
+        var headers: HTTPHeaders = ["X-WNS-Debug-Trace": "emulator-\(Self.randomHex(4))"]
+        switch channelState {
+        case .dropped?:
+            headers.add(name: "X-WNS-Status", value: "dropped")
+            return WNSHTTPResponse(status: .ok, headers: headers)
+        case .throttled?:
+            headers.add(name: "X-WNS-Status", value: "channelthrottled")
+            return WNSHTTPResponse(status: .ok, headers: headers)
+        default:
+            break
+        }
+        let messageID = Self.randomHex(8)
+        var passthrough: [String: String] = [:]
+        for (name, value) in request.headers where name.lowercased().hasPrefix("x-wns-") && name.lowercased() != "x-wns-type" {
+            passthrough[name] = value
+        }
+        recorder.accept(
+            Received(
+                channel: channelID, type: typeHeader, contentType: contentType, headers: passthrough, payload: payload,
+                messageID: messageID))
+        headers.add(name: "X-WNS-Status", value: "received")
+        headers.add(name: "X-WNS-Msg-ID", value: messageID)
+        if requestForStatus == "true" { headers.add(name: "X-WNS-DeviceConnectionStatus", value: "connected") }
+        return WNSHTTPResponse(status: .ok, headers: headers)
+    }
+
+    /// The first element's name of an XML document (after the declaration, comments and DOCTYPE).
+    static func rootElement(_ text: String) -> String? {
+        var rest = Substring(text)
+        while true {
+            rest = rest.drop { $0.isWhitespace || $0 == "\u{FEFF}" }
+            if rest.hasPrefix("<?") {
+                guard let end = rest.range(of: "?>") else { return nil }
+                rest = rest[end.upperBound...]
+            } else if rest.hasPrefix("<!--") {
+                guard let end = rest.range(of: "-->") else { return nil }
+                rest = rest[end.upperBound...]
+            } else if rest.hasPrefix("<!") {
+                guard let end = rest.firstIndex(of: ">") else { return nil }
+                rest = rest[rest.index(after: end)...]
+            } else if rest.hasPrefix("<") {
+                let name = rest.dropFirst().prefix { !$0.isWhitespace && $0 != ">" && $0 != "/" }
+                return name.isEmpty ? nil : String(name)
+            } else {
+                return nil
+            }
+        }
+    }
+
+    // MARK: Admin API
+
+    /// Answers a request on the admin port.
+    func handleAdmin(_ request: WNSHTTPRequest) -> WNSHTTPResponse {
+        let path = String(request.path)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        func encoded(_ value: some Encodable) -> WNSHTTPResponse {
+            guard let data = try? encoder.encode(value) else { return WNSHTTPResponse(status: .internalServerError) }
+            return .json(.ok, String(decoding: data, as: UTF8.self))
+        }
+        func body() -> [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(request.body.readableBytesView))) as? [String: Any] ?? [:]
+        }
+        switch (request.method, path) {
+        case (.GET, "/_emulator/received"):
+            return encoded(recorder.accepted)
+        case (.GET, "/_emulator/violations"):
+            return encoded(recorder.violations)
+        case (.GET, "/_emulator/stats"):
+            return encoded(["accepted": recorder.acceptedCount, "tokenRequests": tokenRequestCount])
+        case (.POST, "/_emulator/reset"):
+            reset()
+            return WNSHTTPResponse(status: .noContent)
+        case (.POST, "/_emulator/faults"):
+            let object = body()
+            var faults = FaultInjection()
+            faults.serverErrorRate = (object["serverErrorRate"] as? Double) ?? 0
+            faults.unavailableRate = (object["unavailableRate"] as? Double) ?? 0
+            faults.throttleRate = (object["throttleRate"] as? Double) ?? 0
+            faults.dropConnectionRate = (object["dropConnectionRate"] as? Double) ?? 0
+            faults.retryAfterSeconds = (object["retryAfterSeconds"] as? Int) ?? 1
+            faults.latency = .milliseconds((object["latencyMilliseconds"] as? Int) ?? 0)
+            recorder.faults = faults
+            return WNSHTTPResponse(status: .noContent)
+        case (.POST, "/_emulator/tokens/expire"):
+            expireAllTokens()
+            return WNSHTTPResponse(status: .noContent)
+        case (.POST, "/_emulator/channels"):
+            let object = body()
+            if let count = object["count"] as? Int, count > 0, count <= 1_000_000 {
+                return encoded(["channelUris": createChannels(count: count, prefix: (object["prefix"] as? String) ?? "c")])
+            }
+            return encoded(["channelUri": createChannel(id: object["id"] as? String)])
+        default:
+            // POST /_emulator/channels/{id} {"state": "expired" | "otherApp" | "dropped" | "throttled" | "unknown" | "active"}
+            let prefix = "/_emulator/channels/"
+            if request.method == .POST, path.hasPrefix(prefix), path.count > prefix.count {
+                let id = String(path.dropFirst(prefix.count))
+                guard let text = body()["state"] as? String, let channelState = ChannelState(rawValue: text) else {
+                    return .json(
+                        .badRequest,
+                        #"{"error":"state must be one of \#(ChannelState.allCases.map(\.rawValue).joined(separator: ", "))"}"#)
+                }
+                setChannel(id, channelState)
+                return WNSHTTPResponse(status: .noContent)
+            }
+            return WNSHTTPResponse(status: .notFound)
+        }
+    }
+}
