@@ -81,7 +81,26 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FCM",
+            dependencies: [
+                "NotificationHub",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Plugins/FCM",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -90,6 +109,7 @@ let package = Package(
                 "NotificationHub",
                 "HubServer",
                 "PushEmulator",
+                "FCM",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -112,6 +132,16 @@ let package = Package(
             path: "Benchmarks/StoreBenchmark",
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "FCMDelivery",
+            dependencies: [
+                "NotificationHub", "FCM", "PushEmulator",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Benchmarks/FCMDelivery",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "HubTestSupport",
             dependencies: ["NotificationHub", .product(name: "NIOCore", package: "swift-nio")],
@@ -131,6 +161,19 @@ let package = Package(
                 "HubTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FCMTests",
+            dependencies: [
+                "FCM",
+                "PushEmulator",
+                "NotificationHub",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
