@@ -121,7 +121,7 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
     }
 
     /// Checks size, structure, the data-value rule and reserved keys of `fcmv1` and `gcm` payloads.
-    public func validate(notification: Notification) throws(HubError) {
+    public func validate(notification: NotificationHub.Notification) throws(HubError) {
         try checkPayloadSize(notification.body.readableBytes, format: notification.format)
         _ = try FCMMessage(payload: notification.body, format: notification.format)
     }

@@ -319,7 +319,7 @@ extension FCMEmulator {
         ]
         if !details.isEmpty { error["details"] = .array(details) }
         var headers = HTTPFields()
-        if let retryAfter { headers[.retryAfter] = "\(retryAfter)" }
+        if let retryAfter, retryAfter > 0 { headers[.retryAfter] = "\(retryAfter)" }
         return json(HTTPResponse.Status(code: code), JSONValue.object(["error": .object(error)]).jsonString(), headers: headers)
     }
 
