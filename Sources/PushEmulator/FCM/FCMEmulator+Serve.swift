@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import NotificationHub
+import Synchronization
 import _CryptoExtras
 
 extension FCMEmulator {
