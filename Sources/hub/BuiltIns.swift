@@ -8,7 +8,7 @@ enum BuiltIns {
     static let adapters: [any PlatformAdapterFactory.Type] = [FCMAdapterFactory.self]
 
     /// Emulator factories, selected by their key under `emulators:`.
-    static let emulators: [any PlatformEmulatorFactory.Type] = [FCMEmulatorFactory.self]
+    static var emulators: [any PlatformEmulatorFactory.Type] { [FCMEmulatorFactory.self] }
 
     /// The adapter registry of this executable.
     static var registry: AdapterRegistry { AdapterRegistry(adapters) }

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import FCM
 import Foundation
 import NIOCore
+import NIOHTTP1
 import NotificationHub
 import PushEmulator
 import Testing
