@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NotificationHub
 import PushEmulator
+import ServiceLifecycle
 import _CryptoExtras
 
 // FCM fan-out: starts the FCM emulator in-process (TLS, HTTP/2), registers N fcmv1 installations in a SQLite store,
@@ -46,8 +47,9 @@ let emulator = FCMEmulator(
     tls: tls, logger: logger)
 emulator.recorder.faults = .none
 
+let services = ServiceGroup(services: [emulator], logger: logger)
 try await withThrowingTaskGroup(of: Void.self) { group in
-    group.addTask { try await emulator.run() }
+    group.addTask { try await services.run() }
     let ports = await emulator.ports()
     let account = try FCMServiceAccount(
         json: FCMEmulatorFactory.serviceAccountJSON(
@@ -94,5 +96,5 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     print("fcm.emulator.violations: \(emulator.recorder.violations.count)")
     try await adapter.shutdown()
     try await store.database.close()
-    group.cancelAll()
+    await services.triggerGracefulShutdown()
 }

@@ -27,13 +27,16 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         public var requestTimeout: Duration
         /// Access tokens are renewed when less than this is left of their lifetime.
         public var tokenRenewalMargin: Duration
+        /// How long a connection attempt may take (failed attempts are retried within it).
+        public var connectTimeout: Duration
 
         /// Creates settings; the defaults suit Google's production endpoint.
         public init(
             endpoint: String = "https://fcm.googleapis.com", caCertificatePEM: String? = nil,
             maximumConcurrentRequests: Int = 200, requestTimeout: Duration = .seconds(30),
-            tokenRenewalMargin: Duration = .seconds(300)
+            tokenRenewalMargin: Duration = .seconds(300), connectTimeout: Duration = .seconds(10)
         ) {
+            self.connectTimeout = connectTimeout
             self.endpoint = endpoint
             self.caCertificatePEM = caCertificatePEM
             self.maximumConcurrentRequests = maximumConcurrentRequests
@@ -71,15 +74,13 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         }
         var http = HTTPClient.Configuration(
             tlsConfiguration: tls,
-            timeout: .init(connect: .seconds(10)),
+            timeout: .init(connect: Self.timeAmount(configuration.connectTimeout)),
             connectionPool: .init(
                 idleTimeout: .seconds(60),
                 concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, min(configuration.maximumConcurrentRequests, 64))))
         http.httpVersion = .automatic
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
-        let timeout = TimeAmount.nanoseconds(
-            configuration.requestTimeout.components.seconds * 1_000_000_000
-                + configuration.requestTimeout.components.attoseconds / 1_000_000_000)
+        let timeout = Self.timeAmount(configuration.requestTimeout)
         requestTimeout = timeout
         tokens = FCMAccessTokenProvider(
             account: serviceAccount, client: client, renewalMargin: configuration.tokenRenewalMargin,
@@ -90,6 +91,10 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         sendURL = "\(endpoint)/v1/projects/\(serviceAccount.projectID)/messages:send"
         limiter = ConcurrencyLimiter(limit: configuration.maximumConcurrentRequests)
         self.logger = logger
+    }
+
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
+        .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     /// Runs until graceful shutdown, then closes the HTTP client.

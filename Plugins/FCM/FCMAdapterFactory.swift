@@ -11,6 +11,7 @@ import NotificationHub
 ///     caCertificate: .emulator/emulator-ca.pem            # optional extra CA (emulator only)
 ///     maximumConcurrentRequests: 200                      # requests in flight at once
 ///     requestTimeoutSeconds: 30
+///     connectTimeoutSeconds: 10
 ///     tokenRenewalMarginSeconds: 300                      # renew access tokens this long before they expire
 /// ```
 public struct FCMAdapterFactory: PlatformAdapterFactory {
@@ -24,6 +25,8 @@ public struct FCMAdapterFactory: PlatformAdapterFactory {
             "maximumConcurrentRequests", default: settings.maximumConcurrentRequests, in: 1...100_000)
         settings.requestTimeout = .milliseconds(
             Int64(configuration.seconds("requestTimeoutSeconds", default: 30, in: 0.1...600) * 1000))
+        settings.connectTimeout = .milliseconds(
+            Int64(configuration.seconds("connectTimeoutSeconds", default: 10, in: 0.1...600) * 1000))
         settings.tokenRenewalMargin = .milliseconds(
             Int64(configuration.seconds("tokenRenewalMarginSeconds", default: 300, in: 0...3000) * 1000))
         if let ca = configuration.string("caCertificate") {

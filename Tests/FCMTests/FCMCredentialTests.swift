@@ -104,6 +104,7 @@ import _CryptoExtras
         #expect(try FCMServiceAccount(json: String(contentsOfFile: "\(directory)/fcm-service-account.json", encoding: .utf8)).privateKeyID == account.privateKeyID)
 
         let adapterNode = root.child("adapter")
+        #expect(adapterNode.string("type") == "fcm")  // read by the hub before the factory runs
         let adapter = FCMAdapterFactory.makeAdapter(
             configuration: adapterNode, context: AdapterContext(hubName: "demo", logger: FCMHarness.logger))
         adapterNode.rejectUnknownKeys()

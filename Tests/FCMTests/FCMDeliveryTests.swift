@@ -20,7 +20,7 @@ import Testing
             let message = try #require(received.first?.message)
             #expect(message["data"] == ["text": "hi", "count": "7", "urgent": "true"])
             #expect(message["android"] == ["priority": "HIGH"])
-            #expect(received.allSatisfy { $0.headers["Content-Type"]?.hasPrefix("application/json") == true })
+            #expect(received.allSatisfy { $0.headers["content-type"]?.hasPrefix("application/json") == true })
             // Twenty concurrent sends shared one OAuth token request (single flight, then the cache).
             #expect(hub.emulator.tokenRequestCount == 1)
             #expect(await hub.adapter.tokens.requestCount == 1)

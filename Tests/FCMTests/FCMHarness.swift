@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NotificationHub
 import PushEmulator
+import ServiceLifecycle
 import _CryptoExtras
 
 /// A real FCM emulator on 127.0.0.1 (port 0), a real FCM adapter pointed at it, a real SQLite store and a real
@@ -60,7 +61,8 @@ struct FCMHarness: Sendable {
             serviceAccount: account,
             configuration: FCMAdapter.Configuration(
                 endpoint: endpoint ?? "https://127.0.0.1:\(ports.service)", caCertificatePEM: Self.tls.caCertificatePEM,
-                maximumConcurrentRequests: 16, requestTimeout: .seconds(10), tokenRenewalMargin: renewalMargin),
+                maximumConcurrentRequests: 16, requestTimeout: .seconds(10), tokenRenewalMargin: renewalMargin,
+                connectTimeout: .milliseconds(300)),
             logger: Self.logger)
     }
 
@@ -73,9 +75,10 @@ struct FCMHarness: Sendable {
                 projectID: projectID, clientEmail: clientEmail, privateKeyID: keyID, publicKey: key.publicKey,
                 accessTokenLifetime: accessTokenLifetime),
             tls: tls, logger: logger)
+        let services = ServiceGroup(services: [emulator], logger: logger)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
-                try await emulator.run()
+                try await services.run()
                 return nil
             }
             let ports = await emulator.ports()
@@ -98,7 +101,7 @@ struct FCMHarness: Sendable {
             }
             try? await adapter.shutdown()
             try? await store.database.close()
-            group.cancelAll()
+            await services.triggerGracefulShutdown()
             while let _ = try? await group.next() {}
             return try result.get()
         }
