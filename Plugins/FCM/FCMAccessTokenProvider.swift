@@ -20,7 +20,7 @@ public actor FCMAccessTokenProvider {
     public static let scope = "https://www.googleapis.com/auth/firebase.messaging"
 
     private let account: FCMServiceAccount
-    private let client: HTTPClient
+    private let http: LazyHTTPClient
     private let renewalMargin: Duration
     private let requestTimeout: TimeAmount
     private let logger: Logger
@@ -31,12 +31,12 @@ public actor FCMAccessTokenProvider {
     public private(set) var requestCount = 0
 
     /// Creates a provider. Tokens are renewed once less than `renewalMargin` of their lifetime is left.
-    public init(
-        account: FCMServiceAccount, client: HTTPClient, renewalMargin: Duration = .seconds(300),
+    init(
+        account: FCMServiceAccount, client: LazyHTTPClient, renewalMargin: Duration = .seconds(300),
         requestTimeout: TimeAmount = .seconds(30), logger: Logger
     ) {
         self.account = account
-        self.client = client
+        self.http = client
         self.renewalMargin = renewalMargin
         self.requestTimeout = requestTimeout
         self.logger = logger
@@ -86,7 +86,7 @@ public actor FCMAccessTokenProvider {
         let response: HTTPClientResponse
         let body: ByteBuffer
         do {
-            response = try await client.execute(request, timeout: requestTimeout)
+            response = try await http.client.execute(request, timeout: requestTimeout)
             body = try await response.body.collect(upTo: 64 * 1024)
         } catch {
             logger.warning("token endpoint unreachable", metadata: ["error.type": "\(type(of: error))"])

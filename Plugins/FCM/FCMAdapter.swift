@@ -60,13 +60,13 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
     public let projectID: String
     /// The access-token source (exposed so tests and benchmarks can read its request count).
     public let tokens: FCMAccessTokenProvider
-    private let client: HTTPClient
+    private let http: LazyHTTPClient
     private let sendURL: String
     private let limiter: ConcurrencyLimiter
     private let requestTimeout: TimeAmount
     private let logger: Logger
 
-    /// Creates an adapter (its HTTP client starts idle). Throws when the CA certificate is not PEM.
+    /// Creates an adapter; its HTTP client is created on first use. Throws when the CA certificate is not PEM.
     public init(serviceAccount: FCMServiceAccount, configuration: Configuration = Configuration(), logger: Logger) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let pem = configuration.caCertificatePEM {
@@ -79,11 +79,12 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
                 idleTimeout: .seconds(60),
                 concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, min(configuration.maximumConcurrentRequests, 64))))
         http.httpVersion = .automatic
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
+        let lazy = LazyHTTPClient(configuration: http)
+        self.http = lazy
         let timeout = Self.timeAmount(configuration.requestTimeout)
         requestTimeout = timeout
         tokens = FCMAccessTokenProvider(
-            account: serviceAccount, client: client, renewalMargin: configuration.tokenRenewalMargin,
+            account: serviceAccount, client: lazy, renewalMargin: configuration.tokenRenewalMargin,
             requestTimeout: timeout, logger: logger)
         projectID = serviceAccount.projectID
         var endpoint = configuration.endpoint
@@ -105,7 +106,7 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
 
     /// Closes the HTTP client; call it once when the adapter is not run as a service.
     public func shutdown() async throws {
-        try await client.shutdown()
+        try await http.shutdown()
     }
 
     // MARK: Validation
@@ -191,7 +192,7 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
             let response: HTTPClientResponse
             let responseBody: ByteBuffer
             do {
-                response = try await client.execute(request, timeout: requestTimeout)
+                response = try await http.client.execute(request, timeout: requestTimeout)
                 responseBody = try await response.body.collect(upTo: 64 * 1024)
             } catch {
                 return DeliveryResult(.pnsUnreachable, reason: "\(type(of: error))")
