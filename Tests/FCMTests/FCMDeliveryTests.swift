@@ -169,12 +169,13 @@ import Testing
         try await FCMHarness.with { hub in
             let ok = #"{"message":{"data":{"a":"1"}}}"#
             // The send endpoint refuses connections (nothing listens on port 1).
-            let noSend = try hub.makeAdapter(endpoint: "https://127.0.0.1:1")
+            let noSend = try hub.makeAdapter(endpoint: "https://127.0.0.1:1", connectTimeout: .milliseconds(500))
             #expect(await hub.deliver(.fcmv1, ok, to: FCMHarness.token("a"), with: noSend).outcome == .pnsUnreachable)
             try await noSend.shutdown()
             // The token endpoint refuses connections.
             let noToken = try hub.makeAdapter(
-                serviceAccount: FCMHarness.serviceAccountJSON(port: hub.ports.service, tokenURI: "https://127.0.0.1:1/token"))
+                serviceAccount: FCMHarness.serviceAccountJSON(port: hub.ports.service, tokenURI: "https://127.0.0.1:1/token"),
+                connectTimeout: .milliseconds(500))
             #expect(await hub.deliver(.fcmv1, ok, to: FCMHarness.token("a"), with: noToken) == DeliveryResult(.pnsUnreachable, reason: "TokenEndpointUnreachable"))
             try await noToken.shutdown()
         }

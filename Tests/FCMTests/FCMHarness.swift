@@ -54,7 +54,8 @@ struct FCMHarness: Sendable {
 
     /// Makes another adapter against the same emulator (the caller shuts it down).
     func makeAdapter(
-        serviceAccount: String? = nil, endpoint: String? = nil, renewalMargin: Duration = .seconds(300)
+        serviceAccount: String? = nil, endpoint: String? = nil, renewalMargin: Duration = .seconds(300),
+        connectTimeout: Duration = .seconds(10)
     ) throws -> FCMAdapter {
         let account = try FCMServiceAccount(json: serviceAccount ?? Self.serviceAccountJSON(port: ports.service))
         return try FCMAdapter(
@@ -62,7 +63,7 @@ struct FCMHarness: Sendable {
             configuration: FCMAdapter.Configuration(
                 endpoint: endpoint ?? "https://127.0.0.1:\(ports.service)", caCertificatePEM: Self.tls.caCertificatePEM,
                 maximumConcurrentRequests: 16, requestTimeout: .seconds(10), tokenRenewalMargin: renewalMargin,
-                connectTimeout: .milliseconds(300)),
+                connectTimeout: connectTimeout),
             logger: Self.logger)
     }
 
