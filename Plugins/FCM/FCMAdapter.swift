@@ -140,11 +140,10 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         // A fan-out shares one payload: prepare it once per distinct payload in the batch.
         var last: (payload: ByteBuffer, format: NotificationFormat, message: Result<FCMMessage, HubError>)?
         for (index, delivery) in deliveries.enumerated() {
-            guard let token = delivery.pushChannel.handle else {
+            guard delivery.pushChannel.handle != nil else {
                 results[index] = DeliveryResult(.badChannel, reason: "NotAToken")
                 continue
             }
-            _ = token
             let prepared: Result<FCMMessage, HubError>
             if let last, last.format == delivery.format, last.payload == delivery.payload {
                 prepared = last.message

@@ -95,6 +95,28 @@ import Testing
         }
     }
 
+    @Test func deletePolicyPrunesUnregisteredInstallations() async throws {
+        var delivery = FCMHarness.fast
+        delivery.expiredChannelPolicy = .delete
+        try await FCMHarness.with(delivery: delivery) { hub in
+            _ = try await hub.store.upsert(FCMHarness.installation("gone", platform: .gcm))
+            hub.emulator.unregister([FCMHarness.token("gone")])
+            let summary = try await hub.send(.gcm, #"{"data":{"a":"1"}}"#)
+            #expect(summary.counts == [.gcm: [.expiredChannel: 1]])
+            #expect(try await hub.store.installation(id: "gone") == nil)
+        }
+    }
+
+    @Test func directSendsGoToTheGivenHandles() async throws {
+        try await FCMHarness.with { hub in
+            let handles = [FCMHarness.token("x1"), FCMHarness.token("x2")]
+            let summary = try await hub.send(.gcm, #"{"notification":{"title":"t"}}"#, to: .handles(.gcm, handles.map { .handle($0) }))
+            #expect(summary.counts == [.gcm: [.success: 2]])
+            #expect(Set(hub.emulator.recorder.accepted.map(\.token)) == Set(handles))
+            #expect(hub.emulator.recorder.accepted.allSatisfy { $0.message["notification"] == ["title": "t"] })
+        }
+    }
+
     @Test func platformErrorsMapToOutcomes() async throws {
         try await FCMHarness.with { hub in
             let mismatch = FCMHarness.token("mismatch")
