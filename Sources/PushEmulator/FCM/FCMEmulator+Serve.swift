@@ -25,6 +25,9 @@ extension FCMEmulator {
         let path = request.uri.path
         if path == "/token" {
             guard request.method == .post else { return Self.oauthError(.methodNotAllowed, "invalid_request", "use POST") }
+            guard request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else {
+                return rejectToken("invalid_request", "Content-Type must be application/x-www-form-urlencoded.")
+            }
             let body = (try? await request.collectBody(upTo: 64 * 1024)) ?? ByteBuffer()
             return issueToken(body: body)
         }
@@ -118,6 +121,9 @@ extension FCMEmulator {
                     401, "UNAUTHENTICATED", "Auth error from APNS or Web Push Service", errorCode: "THIRD_PARTY_AUTH_ERROR")
             case nil: break
             }
+        }
+        if case .bool(true)? = root["validate_only"] {
+            return Self.json(.ok, #"{"name":"projects/\#(configuration.projectID)/messages/fake_message_id"}"#)
         }
         var headers: [String: String] = [:]
         for field in request.headers where field.name != .authorization {
