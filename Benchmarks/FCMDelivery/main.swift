@@ -10,19 +10,21 @@ import _CryptoExtras
 // FCM fan-out: starts the FCM emulator in-process (TLS, HTTP/2), registers N fcmv1 installations in a SQLite store,
 // sends one notification to all of them through the Dispatcher and the FCM adapter, and prints `name: value unit`.
 //
-//   swift run -c release FCMDelivery --devices 10000 [--concurrency 200] [--rounds 1]
+//   swift run -c release FCMDelivery --devices 10000 [--concurrency 200] [--connections 2] [--rounds 1]
 
 var devices = 10_000
 var concurrency = 200
 var rounds = 1
+var connections = 2
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--devices": devices = arguments.next().flatMap { Int($0) } ?? devices
     case "--concurrency": concurrency = arguments.next().flatMap { Int($0) } ?? concurrency
     case "--rounds": rounds = arguments.next().flatMap { Int($0) } ?? rounds
+    case "--connections": connections = arguments.next().flatMap { Int($0) } ?? connections
     default:
-        print("usage: FCMDelivery [--devices N] [--concurrency N] [--rounds N]")
+        print("usage: FCMDelivery [--devices N] [--concurrency N] [--connections N] [--rounds N]")
         exit(2)
     }
 }
@@ -59,7 +61,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
         serviceAccount: account,
         configuration: FCMAdapter.Configuration(
             endpoint: "https://127.0.0.1:\(ports.service)", caCertificatePEM: tls.caCertificatePEM,
-            maximumConcurrentRequests: concurrency),
+            maximumConcurrentRequests: concurrency, connections: connections),
         logger: logger)
     let store = try await SQLiteInstallationStore.open(storage: .sqlite(path: path), logger: logger)
     var batch: [Installation] = []

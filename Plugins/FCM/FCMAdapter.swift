@@ -29,13 +29,16 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         public var tokenRenewalMargin: Duration
         /// How long a connection attempt may take (failed attempts are retried within it).
         public var connectTimeout: Duration
+        /// HTTP clients (each one HTTP/2 connection on its own event loop) that requests are spread over.
+        public var connections: Int
 
         /// Creates settings; the defaults suit Google's production endpoint.
         public init(
             endpoint: String = "https://fcm.googleapis.com", caCertificatePEM: String? = nil,
             maximumConcurrentRequests: Int = 200, requestTimeout: Duration = .seconds(30),
-            tokenRenewalMargin: Duration = .seconds(300), connectTimeout: Duration = .seconds(10)
+            tokenRenewalMargin: Duration = .seconds(300), connectTimeout: Duration = .seconds(10), connections: Int = 2
         ) {
+            self.connections = connections
             self.connectTimeout = connectTimeout
             self.endpoint = endpoint
             self.caCertificatePEM = caCertificatePEM
@@ -79,7 +82,7 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
                 idleTimeout: .seconds(60),
                 concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, min(configuration.maximumConcurrentRequests, 64))))
         http.httpVersion = .automatic
-        let lazy = LazyHTTPClient(configuration: http)
+        let lazy = LazyHTTPClient(configuration: http, count: configuration.connections)
         self.http = lazy
         let timeout = Self.timeAmount(configuration.requestTimeout)
         requestTimeout = timeout

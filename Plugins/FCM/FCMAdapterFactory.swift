@@ -10,6 +10,7 @@ import NotificationHub
 ///     endpoint: https://fcm.googleapis.com                # default
 ///     caCertificate: .emulator/emulator-ca.pem            # optional extra CA (emulator only)
 ///     maximumConcurrentRequests: 200                      # requests in flight at once
+///     connections: 2                                      # HTTP clients (HTTP/2 connections) to spread them over
 ///     requestTimeoutSeconds: 30
 ///     connectTimeoutSeconds: 10
 ///     tokenRenewalMarginSeconds: 300                      # renew access tokens this long before they expire
@@ -25,6 +26,7 @@ public struct FCMAdapterFactory: PlatformAdapterFactory {
             "maximumConcurrentRequests", default: settings.maximumConcurrentRequests, in: 1...100_000)
         settings.requestTimeout = .milliseconds(
             Int64(configuration.seconds("requestTimeoutSeconds", default: 30, in: 0.1...600) * 1000))
+        settings.connections = configuration.integer("connections", default: settings.connections, in: 1...64)
         settings.connectTimeout = .milliseconds(
             Int64(configuration.seconds("connectTimeoutSeconds", default: 10, in: 0.1...600) * 1000))
         settings.tokenRenewalMargin = .milliseconds(

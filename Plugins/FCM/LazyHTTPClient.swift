@@ -1,32 +1,40 @@
 import AsyncHTTPClient
 import Synchronization
 
-/// An HTTP client created on first use, so that adapters built only to validate a configuration (`hub validate`,
-/// `hub token`) never open one and need no shutdown.
+/// HTTP clients created on first use, so that adapters built only to validate a configuration (`hub validate`,
+/// `hub token`) never open one and need no shutdown. With several clients, requests are spread over them round
+/// robin: each AsyncHTTPClient keeps one HTTP/2 connection per host on one event loop, so several clients use
+/// several loops (cores).
 final class LazyHTTPClient: Sendable {
     private let configuration: HTTPClient.Configuration
-    private let state = Mutex<HTTPClient?>(nil)
+    private let count: Int
+    private let state = Mutex<[HTTPClient]>([])
+    private let next = Atomic<Int>(0)
 
-    init(configuration: HTTPClient.Configuration) {
+    init(configuration: HTTPClient.Configuration, count: Int = 1) {
         self.configuration = configuration
+        self.count = max(1, count)
     }
 
-    /// The client, created if needed.
+    /// A client, created if needed (round robin over `count` clients).
     var client: HTTPClient {
-        state.withLock { client in
-            if let client { return client }
-            let created = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-            client = created
-            return created
+        let clients = state.withLock { clients in
+            if clients.isEmpty {
+                clients = (0..<count).map { _ in HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration) }
+            }
+            return clients
         }
+        if clients.count == 1 { return clients[0] }
+        let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+        return clients[index % clients.count]
     }
 
-    /// Shuts the client down if one was created.
+    /// Shuts the clients down, if any were created.
     func shutdown() async throws {
-        let client = state.withLock { client -> HTTPClient? in
-            defer { client = nil }
-            return client
+        let clients = state.withLock { clients -> [HTTPClient] in
+            defer { clients = [] }
+            return clients
         }
-        try await client?.shutdown()
+        for client in clients { try await client.shutdown() }
     }
 }
