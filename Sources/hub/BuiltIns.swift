@@ -1,3 +1,5 @@
+import APNs
+import FCM
 import NotificationHub
 import PushEmulator
 import WNS
@@ -5,10 +7,14 @@ import WNS
 /// The platform adapters and emulators compiled into the `hub` executable. A plugin joins by adding its factory here.
 enum BuiltIns {
     /// Adapter factories, selected in `hub.yaml` by `type`.
-    static let adapters: [any PlatformAdapterFactory.Type] = [WNSAdapterFactory.self]
+    static let adapters: [any PlatformAdapterFactory.Type] = [
+        APNsAdapterFactory.self, FCMAdapterFactory.self, WNSAdapterFactory.self,
+    ]
 
     /// Emulator factories, selected by their key under `emulators:`.
-    static let emulators: [any PlatformEmulatorFactory.Type] = [WNSEmulatorFactory.self]
+    static let emulators: [any PlatformEmulatorFactory.Type] = [
+        APNsEmulatorFactory.self, FCMEmulatorFactory.self, WNSEmulatorFactory.self,
+    ]
 
     /// The adapter registry of this executable.
     static var registry: AdapterRegistry { AdapterRegistry(adapters) }

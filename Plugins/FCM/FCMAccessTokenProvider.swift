@@ -1,0 +1,115 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NotificationHub
+
+/// An OAuth 2.0 access token for FCM, with its expiry.
+public struct FCMAccessToken: Sendable, Hashable {
+    /// The bearer token (never logged).
+    public var value: String
+    /// When the token stops being valid, on the monotonic clock.
+    public var expiresAt: ContinuousClock.Instant
+}
+
+/// Obtains access tokens with the service account's JWT-bearer grant, caches them, renews them before they expire,
+/// and shares one request among concurrent callers (single flight).
+public actor FCMAccessTokenProvider {
+    /// The OAuth scope FCM needs.
+    public static let scope = "https://www.googleapis.com/auth/firebase.messaging"
+
+    private let account: FCMServiceAccount
+    private let http: LazyHTTPClient
+    private let renewalMargin: Duration
+    private let requestTimeout: TimeAmount
+    private let logger: Logger
+    private var cached: FCMAccessToken?
+    private var fetching = false
+    private var waiters: [CheckedContinuation<FCMAccessToken, any Error>] = []
+    /// How many token requests were sent (for tests and benchmarks).
+    public private(set) var requestCount = 0
+
+    /// Creates a provider. Tokens are renewed once less than `renewalMargin` of their lifetime is left.
+    init(
+        account: FCMServiceAccount, client: LazyHTTPClient, renewalMargin: Duration = .seconds(300),
+        requestTimeout: TimeAmount = .seconds(30), logger: Logger
+    ) {
+        self.account = account
+        self.http = client
+        self.renewalMargin = renewalMargin
+        self.requestTimeout = requestTimeout
+        self.logger = logger
+    }
+
+    /// A valid token: the cached one while it has more than the renewal margin left, otherwise a new one.
+    public func token() async throws -> FCMAccessToken {
+        if let cached, cached.expiresAt - renewalMargin > .now { return cached }
+        if fetching {
+            return try await withCheckedThrowingContinuation { waiters.append($0) }
+        }
+        fetching = true
+        let result: Result<FCMAccessToken, any Error>
+        do {
+            result = .success(try await fetch())
+        } catch {
+            result = .failure(error)
+        }
+        fetching = false
+        if case .success(let token) = result { cached = token }
+        let waiting = waiters
+        waiters.removeAll()
+        for waiter in waiting { waiter.resume(with: result) }
+        return try result.get()
+    }
+
+    /// Drops `token` from the cache (after the platform answered 401 for it), so the next call fetches a new one.
+    public func invalidate(_ token: FCMAccessToken) {
+        if cached == token { cached = nil }
+    }
+
+    private func fetch() async throws -> FCMAccessToken {
+        requestCount += 1
+        let assertion: String
+        do {
+            assertion = try account.assertion(scope: Self.scope)
+        } catch {
+            throw FCMError(.invalidServiceAccount, "cannot sign the token assertion with the service account's key")
+        }
+        var request = HTTPClientRequest(url: account.tokenURI)
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
+        request.body = .bytes(
+            ByteBuffer(
+                string: "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"))
+        let started = ContinuousClock.now
+        let response: HTTPClientResponse
+        let body: ByteBuffer
+        do {
+            response = try await http.client.execute(request, timeout: requestTimeout)
+            body = try await response.body.collect(upTo: 64 * 1024)
+        } catch {
+            logger.warning("token endpoint unreachable", metadata: ["error.type": "\(type(of: error))"])
+            throw FCMError(.tokenEndpointUnreachable, "cannot reach the token endpoint: \(type(of: error))")
+        }
+        let json = try? JSONValue(parsing: body.readableBytesView).objectValue
+        guard response.status == .ok else {
+            let reason = json?["error"]?.stringValue ?? "HTTP \(response.status.code)"
+            logger.warning(
+                "token request refused", metadata: ["oauth.error": .string(reason), "http.status": "\(response.status.code)"])
+            if response.status.code >= 500 || response.status == .tooManyRequests {
+                throw FCMError(
+                    .tokenEndpointUnavailable, "the token endpoint answered \(response.status.code)",
+                    retryAfter: response.headers.first(name: "retry-after").flatMap(FCMAdapter.parseRetryAfter))
+            }
+            throw FCMError(.tokenRejected, "the token endpoint refused the service account: \(reason)")
+        }
+        guard let value = json?["access_token"]?.stringValue, !value.isEmpty else {
+            throw FCMError(.tokenEndpointUnavailable, "the token endpoint's answer has no access_token")
+        }
+        var lifetime = 3600.0
+        if case .number(let seconds) = json?["expires_in"] { lifetime = seconds }
+        logger.debug("access token obtained", metadata: ["oauth.expiresIn": "\(Int(lifetime))"])
+        return FCMAccessToken(value: value, expiresAt: started + .milliseconds(Int64(lifetime * 1000)))
+    }
+}

@@ -1,0 +1,288 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import NotificationHub
+import ServiceLifecycle
+
+/// Delivers to Firebase Cloud Messaging over the HTTP v1 API (`POST {endpoint}/v1/projects/{id}/messages:send`),
+/// authenticating with a service account's OAuth 2.0 access token.
+///
+/// Serves installations with platform `fcmv1` (payloads in the `fcmv1` format, `{"message": {...}}` without a
+/// target) and `gcm` (Azure's legacy `gcm` format, translated to v1 because Google retired the legacy API). See
+/// ``FCMMessage`` for the data-value rule. Many requests are in flight at once over HTTP/2 (negotiated by ALPN) or
+/// pooled HTTP/1.1, at most ``Configuration/maximumConcurrentRequests``.
+public final class FCMAdapter: PlatformAdapter, Sendable {
+    /// The adapter's settings.
+    public struct Configuration: Sendable {
+        /// The FCM API's base URL, e.g. `https://fcm.googleapis.com`.
+        public var endpoint: String
+        /// An extra CA certificate (PEM) to trust, for the emulator.
+        public var caCertificatePEM: String?
+        /// Requests in flight at once, over all concurrent ``FCMAdapter/deliver(_:)`` calls.
+        public var maximumConcurrentRequests: Int
+        /// Each request's deadline.
+        public var requestTimeout: Duration
+        /// Access tokens are renewed when less than this is left of their lifetime.
+        public var tokenRenewalMargin: Duration
+        /// How long a connection attempt may take (failed attempts are retried within it).
+        public var connectTimeout: Duration
+        /// HTTP clients (each one HTTP/2 connection on its own event loop) that requests are spread over.
+        public var connections: Int
+
+        /// Creates settings; the defaults suit Google's production endpoint.
+        public init(
+            endpoint: String = "https://fcm.googleapis.com", caCertificatePEM: String? = nil,
+            maximumConcurrentRequests: Int = 200, requestTimeout: Duration = .seconds(30),
+            tokenRenewalMargin: Duration = .seconds(300), connectTimeout: Duration = .seconds(10), connections: Int = 2
+        ) {
+            self.connections = connections
+            self.connectTimeout = connectTimeout
+            self.endpoint = endpoint
+            self.caCertificatePEM = caCertificatePEM
+            self.maximumConcurrentRequests = maximumConcurrentRequests
+            self.requestTimeout = requestTimeout
+            self.tokenRenewalMargin = tokenRenewalMargin
+        }
+    }
+
+    /// The longest registration token accepted at registration.
+    public static let maximumTokenLength = 4096
+    /// The backoff used for `QUOTA_EXCEEDED` when FCM sends no `Retry-After`.
+    public static let quotaBackoff: Duration = .seconds(60)
+
+    public let descriptor = PlatformDescriptor(
+        platforms: [.fcmv1, .gcm],
+        formats: [.fcmv1: [.fcmv1], .gcm: [.gcm]],
+        templateFormats: [.fcmv1: .fcmv1, .gcm: .gcm],
+        maximumPayloadBytes: FCMMessage.maximumBytes)
+
+    /// The service account's project.
+    public let projectID: String
+    /// The access-token source (exposed so tests and benchmarks can read its request count).
+    public let tokens: FCMAccessTokenProvider
+    private let http: LazyHTTPClient
+    private let sendURL: String
+    private let limiter: ConcurrencyLimiter
+    private let requestTimeout: TimeAmount
+    private let logger: Logger
+
+    /// Creates an adapter; its HTTP client is created on first use. Throws when the CA certificate is not PEM.
+    public init(serviceAccount: FCMServiceAccount, configuration: Configuration = Configuration(), logger: Logger) throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let pem = configuration.caCertificatePEM {
+            tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))]
+        }
+        var http = HTTPClient.Configuration(
+            tlsConfiguration: tls,
+            timeout: .init(connect: Self.timeAmount(configuration.connectTimeout)),
+            connectionPool: .init(
+                idleTimeout: .seconds(60),
+                concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, min(configuration.maximumConcurrentRequests, 64))))
+        http.httpVersion = .automatic
+        let lazy = LazyHTTPClient(configuration: http, count: configuration.connections)
+        self.http = lazy
+        let timeout = Self.timeAmount(configuration.requestTimeout)
+        requestTimeout = timeout
+        tokens = FCMAccessTokenProvider(
+            account: serviceAccount, client: lazy, renewalMargin: configuration.tokenRenewalMargin,
+            requestTimeout: timeout, logger: logger)
+        projectID = serviceAccount.projectID
+        var endpoint = configuration.endpoint
+        while endpoint.hasSuffix("/") { endpoint.removeLast() }
+        sendURL = "\(endpoint)/v1/projects/\(serviceAccount.projectID)/messages:send"
+        limiter = ConcurrencyLimiter(limit: configuration.maximumConcurrentRequests)
+        self.logger = logger
+    }
+
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
+        .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
+    /// Runs until graceful shutdown, then closes the HTTP client.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        try await shutdown()
+    }
+
+    /// Closes the HTTP client; call it once when the adapter is not run as a service.
+    public func shutdown() async throws {
+        try await http.shutdown()
+    }
+
+    // MARK: Validation
+
+    /// Registration tokens: non-empty printable ASCII without spaces, at most ``maximumTokenLength`` characters.
+    public func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {
+        guard let token = pushChannel.handle else {
+            throw HubError(.invalidPushChannel, "an FCM push channel is a registration token string")
+        }
+        guard !token.isEmpty, token.utf8.count <= Self.maximumTokenLength else {
+            throw HubError(
+                .invalidPushChannel,
+                "an FCM registration token has 1 to \(Self.maximumTokenLength) characters; got \(token.utf8.count)")
+        }
+        guard token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw HubError(.invalidPushChannel, "an FCM registration token is printable ASCII without spaces")
+        }
+    }
+
+    /// Checks size, structure, the data-value rule and reserved keys of `fcmv1` and `gcm` payloads.
+    public func validate(notification: NotificationHub.Notification) throws(HubError) {
+        try checkPayloadSize(notification.body.readableBytes, format: notification.format)
+        _ = try FCMMessage(payload: notification.body, format: notification.format)
+    }
+
+    // MARK: Delivery
+
+    public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+        var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
+        var messages = [FCMMessage?](repeating: nil, count: deliveries.count)
+        // A fan-out shares one payload: prepare it once per distinct payload in the batch.
+        var last: (payload: ByteBuffer, format: NotificationFormat, message: Result<FCMMessage, HubError>)?
+        for (index, delivery) in deliveries.enumerated() {
+            guard delivery.pushChannel.handle != nil else {
+                results[index] = DeliveryResult(.badChannel, reason: "NotAToken")
+                continue
+            }
+            let prepared: Result<FCMMessage, HubError>
+            if let last, last.format == delivery.format, last.payload == delivery.payload {
+                prepared = last.message
+            } else {
+                prepared = Result { () throws(HubError) in try FCMMessage(payload: delivery.payload, format: delivery.format) }
+                last = (delivery.payload, delivery.format, prepared)
+            }
+            switch prepared {
+            case .success(let message): messages[index] = message
+            case .failure(let error):
+                results[index] = DeliveryResult(
+                    error.code == .payloadTooLarge ? .invalidNotificationSize : .invalidNotificationFormat,
+                    reason: error.code == .payloadTooLarge ? "MessageTooBig" : "InvalidPayload")
+            }
+        }
+        await withTaskGroup(of: (Int, DeliveryResult).self) { group in
+            for (index, delivery) in deliveries.enumerated() {
+                guard let message = messages[index], let token = delivery.pushChannel.handle else { continue }
+                group.addTask {
+                    await self.limiter.withPermit {
+                        (index, await self.send(message.body(token: token)))
+                    }
+                }
+            }
+            for await (index, result) in group { results[index] = result }
+        }
+        return results.map { $0 ?? DeliveryResult(.unknownError) }
+    }
+
+    /// Sends one request, renewing the access token once if FCM answers 401.
+    func send(_ body: ByteBuffer) async -> DeliveryResult {
+        var renewed = false
+        while true {
+            let token: FCMAccessToken
+            do {
+                token = try await tokens.token()
+            } catch {
+                return Self.result(for: error)
+            }
+            var request = HTTPClientRequest(url: sendURL)
+            request.method = .POST
+            request.headers.add(name: "authorization", value: "Bearer \(token.value)")
+            request.headers.add(name: "content-type", value: "application/json; charset=UTF-8")
+            request.body = .bytes(body)
+            let response: HTTPClientResponse
+            let responseBody: ByteBuffer
+            do {
+                response = try await http.client.execute(request, timeout: requestTimeout)
+                responseBody = try await response.body.collect(upTo: 64 * 1024)
+            } catch {
+                return DeliveryResult(.pnsUnreachable, reason: "\(type(of: error))")
+            }
+            if response.status == .unauthorized, !renewed {
+                renewed = true
+                await tokens.invalidate(token)
+                continue
+            }
+            return Self.result(status: response.status, headers: response.headers, body: responseBody)
+        }
+    }
+
+    /// Maps a token failure to every delivery's outcome.
+    static func result(for error: any Error) -> DeliveryResult {
+        guard let error = error as? FCMError else { return DeliveryResult(.pnsUnreachable, reason: "TokenRequestFailed") }
+        switch error.code {
+        case .tokenEndpointUnreachable: return DeliveryResult(.pnsUnreachable, reason: "TokenEndpointUnreachable")
+        case .tokenEndpointUnavailable:
+            return DeliveryResult(.pnsUnavailable, reason: "TokenEndpointUnavailable", retryAfter: error.retryAfter)
+        default: return DeliveryResult(.invalidCredentials, reason: "TokenRejected")
+        }
+    }
+
+    /// Maps an FCM answer to an outcome (see `docs/adapters/FCM.md`).
+    static func result(status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer) -> DeliveryResult {
+        if status == .ok { return .success }
+        let error = FCMErrorResponse(body: body)
+        let code = error.errorCode ?? error.status ?? "HTTP\(status.code)"
+        let retryAfter = headers.first(name: "retry-after").flatMap(parseRetryAfter)
+        switch (status.code, code) {
+        case (_, "UNREGISTERED"), (404, _):
+            return DeliveryResult(.expiredChannel, reason: code, channelExpiredAt: Date())
+        case (_, "SENDER_ID_MISMATCH"):
+            return DeliveryResult(.wrongChannel, reason: code)
+        case (_, "THIRD_PARTY_AUTH_ERROR"), (401, _), (_, "PERMISSION_DENIED"), (_, "UNAUTHENTICATED"):
+            return DeliveryResult(.invalidCredentials, reason: code)
+        case (429, _), (_, "QUOTA_EXCEEDED"), (_, "RESOURCE_EXHAUSTED"):
+            return DeliveryResult(.throttled, reason: code, retryAfter: retryAfter ?? quotaBackoff)
+        case (500..., _), (_, "INTERNAL"), (_, "UNAVAILABLE"):
+            return DeliveryResult(.pnsUnavailable, reason: code, retryAfter: retryAfter)
+        case (400, _), (_, "INVALID_ARGUMENT"):
+            if error.fieldViolations.contains(where: { $0 == "message.token" || $0.hasPrefix("message.token") }) {
+                return DeliveryResult(.badChannel, reason: code)
+            }
+            if error.message?.localizedCaseInsensitiveContains("too big") == true {
+                return DeliveryResult(.invalidNotificationSize, reason: code)
+            }
+            return DeliveryResult(.invalidNotificationFormat, reason: code)
+        case (403, _):
+            return DeliveryResult(.invalidCredentials, reason: code)
+        default:
+            return DeliveryResult(.unknownError, reason: code)
+        }
+    }
+
+    /// Parses `Retry-After` as seconds or an HTTP date.
+    static func parseRetryAfter(_ text: String) -> Duration? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: trimmed) else { return nil }
+        return .seconds(max(0, Int(date.timeIntervalSinceNow.rounded(.up))))
+    }
+}
+
+/// Google's error body: `{"error": {"code", "message", "status", "details": [...]}}`.
+struct FCMErrorResponse {
+    var status: String?
+    var message: String?
+    var errorCode: String?
+    var fieldViolations: [String] = []
+
+    init(body: ByteBuffer) {
+        guard let root = try? JSONValue(parsing: body.readableBytesView).objectValue,
+            let error = root["error"]?.objectValue
+        else { return }
+        status = error["status"]?.stringValue
+        message = error["message"]?.stringValue
+        for detail in error["details"]?.arrayValue ?? [] {
+            guard let detail = detail.objectValue else { continue }
+            if let code = detail["errorCode"]?.stringValue { errorCode = code }
+            for violation in detail["fieldViolations"]?.arrayValue ?? [] {
+                if let field = violation.objectValue?["field"]?.stringValue { fieldViolations.append(field) }
+            }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import NotificationHub
+
+/// Creates ``FCMAdapter``s from `hub.yaml`:
+///
+/// ```yaml
+/// adapters:
+///   - type: fcm
+///     serviceAccount: {file: keys/service-account.json}   # a secret: the service-account JSON
+///     endpoint: https://fcm.googleapis.com                # default
+///     caCertificate: .emulator/emulator-ca.pem            # optional extra CA (emulator only)
+///     maximumConcurrentRequests: 200                      # requests in flight at once
+///     connections: 2                                      # HTTP clients (HTTP/2 connections) to spread them over
+///     requestTimeoutSeconds: 30
+///     connectTimeoutSeconds: 10
+///     tokenRenewalMarginSeconds: 300                      # renew access tokens this long before they expire
+/// ```
+public struct FCMAdapterFactory: PlatformAdapterFactory {
+    public static let type = "fcm"
+
+    public static func makeAdapter(configuration: ConfigurationNode, context: AdapterContext) -> (any PlatformAdapter)? {
+        let json = configuration.secret("serviceAccount")
+        var settings = FCMAdapter.Configuration()
+        settings.endpoint = configuration.string("endpoint", default: settings.endpoint)
+        settings.maximumConcurrentRequests = configuration.integer(
+            "maximumConcurrentRequests", default: settings.maximumConcurrentRequests, in: 1...100_000)
+        settings.requestTimeout = .milliseconds(
+            Int64(configuration.seconds("requestTimeoutSeconds", default: 30, in: 0.1...600) * 1000))
+        settings.connections = configuration.integer("connections", default: settings.connections, in: 1...64)
+        settings.connectTimeout = .milliseconds(
+            Int64(configuration.seconds("connectTimeoutSeconds", default: 10, in: 0.1...600) * 1000))
+        settings.tokenRenewalMargin = .milliseconds(
+            Int64(configuration.seconds("tokenRenewalMarginSeconds", default: 300, in: 0...3000) * 1000))
+        if let ca = configuration.string("caCertificate") {
+            let path = configuration.resolvePath(ca)
+            if let data = FileManager.default.contents(atPath: path) {
+                settings.caCertificatePEM = String(decoding: data, as: UTF8.self)
+            } else {
+                configuration.child("caCertificate").report("cannot read the CA certificate file '\(path)'")
+                return nil
+            }
+        }
+        if !(settings.endpoint.hasPrefix("https://") || settings.endpoint.hasPrefix("http://")) {
+            configuration.child("endpoint").report("expected an http(s) URL such as https://fcm.googleapis.com")
+            return nil
+        }
+        guard let json else { return nil }
+        let account: FCMServiceAccount
+        do {
+            account = try FCMServiceAccount(json: json)
+        } catch {
+            configuration.child("serviceAccount").report(error.message)
+            return nil
+        }
+        do {
+            return try FCMAdapter(serviceAccount: account, configuration: settings, logger: context.logger)
+        } catch {
+            configuration.child("caCertificate").report("the CA certificate is not a PEM certificate")
+            return nil
+        }
+    }
+}

@@ -1,0 +1,33 @@
+/// An error of the FCM adapter that is not a per-device outcome: unusable credentials or token endpoint failures.
+public struct FCMError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of failure this is. New codes can be added without breaking callers.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        let rawValue: String
+        public var description: String { rawValue }
+
+        /// The service-account JSON is missing a field or holds an unusable key.
+        public static let invalidServiceAccount = Code(rawValue: "invalidServiceAccount")
+        /// The token endpoint refused the assertion (`invalid_grant`, `invalid_client`, …).
+        public static let tokenRejected = Code(rawValue: "tokenRejected")
+        /// The token endpoint failed (5xx) or answered something unreadable.
+        public static let tokenEndpointUnavailable = Code(rawValue: "tokenEndpointUnavailable")
+        /// The token endpoint could not be reached.
+        public static let tokenEndpointUnreachable = Code(rawValue: "tokenEndpointUnreachable")
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// What went wrong, without secrets.
+    public var message: String
+    /// How long the token endpoint asked to wait, if it did.
+    public var retryAfter: Duration?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, retryAfter: Duration? = nil) {
+        self.code = code
+        self.message = message
+        self.retryAfter = retryAfter
+    }
+
+    public var description: String { "\(code): \(message)" }
+}

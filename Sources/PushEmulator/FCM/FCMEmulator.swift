@@ -1,0 +1,182 @@
+import Foundation
+import Hummingbird
+import HummingbirdHTTP2
+import Logging
+import NIOCore
+import NotificationHub
+import ServiceLifecycle
+import Synchronization
+import _CryptoExtras
+
+/// A strict local FCM: Google's OAuth 2.0 token endpoint (`POST /token`, JWT-bearer grant) and the HTTP v1 send
+/// endpoint (`POST /v1/projects/{id}/messages:send`) over TLS with HTTP/2 (ALPN) and HTTP/1.1.
+///
+/// It verifies what Google verifies: the assertion's RS256 signature against the service account's public key and
+/// its claims (`iss`, `scope`, `aud`, `iat`/`exp`, lifetime at most one hour); bearer tokens it issued and their
+/// expiry; the message (exactly one target, string data values, reserved keys, size) and the project id. It answers
+/// with Google's error format. An admin API on its own port (`/_emulator/...`) and the same Swift API let tests mark
+/// tokens unregistered, inject faults and read what was accepted.
+public final class FCMEmulator: PlatformEmulator, Sendable {
+    /// The emulator's settings.
+    public struct Configuration: Sendable {
+        /// Address to bind.
+        public var host: String
+        /// Port of the token and send endpoints (0 picks a free port).
+        public var port: Int
+        /// Port of the admin API (0 picks a free port).
+        public var adminPort: Int
+        /// The Firebase project whose messages are accepted.
+        public var projectID: String
+        /// The service account's e-mail: assertions' `iss` must match.
+        public var clientEmail: String
+        /// The service account key's id: an assertion's `kid`, when given, must match.
+        public var privateKeyID: String
+        /// The service account's public key, which assertions must be signed with.
+        public var publicKey: _RSA.Signing.PublicKey
+        /// Lifetime of issued access tokens (shorten it to exercise renewal).
+        public var accessTokenLifetime: Duration
+        /// Clock skew tolerated on `iat` and `exp`.
+        public var clockSkew: TimeInterval
+
+        /// Creates settings.
+        public init(
+            host: String = "127.0.0.1", port: Int = 0, adminPort: Int = 0, projectID: String,
+            clientEmail: String, privateKeyID: String, publicKey: _RSA.Signing.PublicKey,
+            accessTokenLifetime: Duration = .seconds(3600), clockSkew: TimeInterval = 60
+        ) {
+            self.host = host
+            self.port = port
+            self.adminPort = adminPort
+            self.projectID = projectID
+            self.clientEmail = clientEmail
+            self.privateKeyID = privateKeyID
+            self.publicKey = publicKey
+            self.accessTokenLifetime = accessTokenLifetime
+            self.clockSkew = clockSkew
+        }
+    }
+
+    /// The bound ports.
+    public struct Ports: Sendable, Hashable {
+        /// Token and send endpoints (TLS).
+        public var service: Int
+        /// Admin API (plain HTTP).
+        public var admin: Int
+    }
+
+    private struct Binding {
+        var service: Int?
+        var admin: Int?
+        var waiters: [CheckedContinuation<Ports, Never>] = []
+    }
+
+    public let name = "fcm"
+    /// The settings.
+    public let configuration: Configuration
+    /// Accepted messages, violations and injected faults.
+    public let recorder = EmulatorRecorder<FCMReceivedMessage>()
+    let tls: EmulatorTLS
+    let logger: Logger
+    let state = Mutex(FCMEmulatorState())
+    private let binding = Mutex(Binding())
+
+    /// Creates an emulator (not started).
+    public init(configuration: Configuration, tls: EmulatorTLS, logger: Logger) {
+        self.configuration = configuration
+        self.tls = tls
+        self.logger = logger
+    }
+
+    /// Serves until graceful shutdown or cancellation.
+    public func run() async throws {
+        let service = Application(
+            responder: CallbackResponder<BasicRequestContext> { request, _ in await self.serve(request) },
+            server: try .http2Upgrade(tlsConfiguration: tls.serverConfiguration(applicationProtocols: ["h2", "http/1.1"])),
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
+            onServerRunning: { channel in self.didBind(service: channel.localAddress?.port) },
+            logger: logger)
+        let admin = Application(
+            responder: CallbackResponder<BasicRequestContext> { request, _ in await self.serveAdmin(request) },
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.adminPort)),
+            onServerRunning: { channel in self.didBind(admin: channel.localAddress?.port) },
+            logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await service.run() }
+            group.addTask { try await admin.run() }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// The bound ports, once both servers listen.
+    public func ports() async -> Ports {
+        await withCheckedContinuation { continuation in
+            let ready = binding.withLock { binding -> Ports? in
+                if let service = binding.service, let admin = binding.admin { return Ports(service: service, admin: admin) }
+                binding.waiters.append(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    private func didBind(service: Int? = nil, admin: Int? = nil) {
+        let (ports, waiters) = binding.withLock { binding -> (Ports?, [CheckedContinuation<Ports, Never>]) in
+            if let service { binding.service = service }
+            if let admin { binding.admin = admin }
+            guard let service = binding.service, let admin = binding.admin else { return (nil, []) }
+            defer { binding.waiters.removeAll() }
+            return (Ports(service: service, admin: admin), binding.waiters)
+        }
+        if let ports {
+            logger.info("FCM emulator listening", metadata: ["emulator.port": "\(ports.service)", "emulator.adminPort": "\(ports.admin)"])
+            for waiter in waiters { waiter.resume(returning: ports) }
+        }
+    }
+
+    /// The service port once bound (the configured port before).
+    var boundServicePort: Int { binding.withLock { $0.service ?? configuration.port } }
+
+    /// The token endpoint's URL for a bound port: `https://{host}:{port}/token`.
+    public func tokenURI(port: Int) -> String { "https://\(configuration.host):\(port)/token" }
+
+    // MARK: Swift admin API
+
+    /// Makes sends to these registration tokens fail with 404 `UNREGISTERED`.
+    public func unregister(_ tokens: [String]) { mark(tokens, .unregistered) }
+    /// Makes sends to these registration tokens fail with 403 `SENDER_ID_MISMATCH`.
+    public func markSenderMismatch(_ tokens: [String]) { mark(tokens, .senderMismatch) }
+    /// Makes sends to these registration tokens fail with 401 `THIRD_PARTY_AUTH_ERROR`.
+    public func markThirdPartyAuthError(_ tokens: [String]) { mark(tokens, .thirdPartyAuthError) }
+
+    private func mark(_ tokens: [String], _ tokenState: FCMEmulatorState.TokenState) {
+        state.withLock { state in for token in tokens { state.tokenStates[token] = tokenState } }
+    }
+
+    /// Invalidates every access token issued so far (the next send with one gets 401).
+    public func revokeAccessTokens() {
+        state.withLock { $0.accessTokens.removeAll() }
+    }
+
+    /// Access tokens issued so far.
+    public var tokenRequestCount: Int { state.withLock { $0.tokenRequests } }
+    /// Token requests refused (bad assertion).
+    public var rejectedTokenRequestCount: Int { state.withLock { $0.rejectedTokenRequests } }
+    /// Sends refused with 401 because the bearer token was missing, unknown or expired.
+    public var unauthenticatedSendCount: Int { state.withLock { $0.unauthenticatedSends } }
+
+    /// Sets the injected faults.
+    public func setFaults(_ faults: FaultInjection) { recorder.faults = faults }
+
+    /// Clears records, faults and token marks (issued access tokens stay valid).
+    public func reset() {
+        recorder.reset()
+        recorder.faults = .none
+        state.withLock { state in
+            state.tokenStates.removeAll()
+            state.tokenRequests = 0
+            state.rejectedTokenRequests = 0
+            state.unauthenticatedSends = 0
+        }
+    }
+}
