@@ -74,6 +74,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -90,6 +91,7 @@ let package = Package(
                 "NotificationHub",
                 "HubServer",
                 "PushEmulator",
+                "APNs",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -104,6 +106,33 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "APNs",
+            dependencies: [
+                "NotificationHub",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Plugins/APNs",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "APNsDelivery",
+            dependencies: [
+                "APNs", "PushEmulator", "NotificationHub",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Benchmarks/APNsDelivery",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -121,6 +150,16 @@ let package = Package(
         .testTarget(
             name: "NotificationHubTests",
             dependencies: ["NotificationHub", "HubTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "APNsTests",
+            dependencies: [
+                "APNs", "PushEmulator", "NotificationHub", "HubTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
