@@ -5,6 +5,9 @@ import NIOCore
 import NIOHPACK
 import NotificationHub
 import ServiceLifecycle
+import Synchronization
+
+typealias Notification = NotificationHub.Notification
 
 /// Delivers `apple` notifications to APNs over HTTP/2 with token-based authentication.
 ///
@@ -94,7 +97,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
 
     /// Checks the payload (a JSON object with an `aps` dictionary, within 4096 bytes or 5120 for `voip`) and the
     /// passthrough `apns-*` headers.
-    public func validate(notification: Notification) throws(HubError) {
+    public func validate(notification: NotificationHub.Notification) throws(HubError) {
         let headers = notification.headers
         let pushType = headers["apns-push-type"]?.lowercased()
         if let pushType, Self.topicSuffixes[pushType] == nil {

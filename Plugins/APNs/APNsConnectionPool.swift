@@ -108,11 +108,11 @@ final class APNsConnectionPool: Sendable {
                 let future = connect()
                 slots[index] = .connecting(future)
                 future.whenComplete { [self] result in
-                    slots.withLock { slots in
-                        guard case .connecting(let current) = slots[index], current === future else { return }
+                    self.slots.withLock { current in
+                        guard case .connecting(let pending) = current[index], pending === future else { return }
                         switch result {
-                        case .success(let connection): slots[index] = .ready(connection)
-                        case .failure: slots[index] = .empty
+                        case .success(let connection): current[index] = .ready(connection)
+                        case .failure: current[index] = .empty
                         }
                     }
                 }

@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func adminAPI() async throws {
-        try await APNsHarness.with { hub in
+        try await APNsHarness.with { (hub) async throws in
             let token = APNsHarness.deviceToken(77)
             #expect(try await hub.sendDirect(to: [token]).count(of: .success) == 1)
             let (status, body) = hub.emulator.admin(method: "GET", path: "/_emulator/received", body: nil)

@@ -1,5 +1,7 @@
+import Crypto
 import Foundation
 import Logging
+import NIOCore
 import NotificationHub
 import PushEmulator
 import Testing
@@ -11,7 +13,7 @@ import Testing
 
     @Test func theProviderTokenIsReusedThenRenewedBeforeItIsAnHourOld() async throws {
         let clock = ManualWallClock()
-        try await APNsHarness.with(tokenMinimumRefresh: 1200, connections: 1, clock: clock) { hub in
+        try await APNsHarness.with(tokenMinimumRefresh: 1200, connections: 1, clock: clock) { (hub) async throws in
             let token = APNsHarness.deviceToken(1)
             #expect(try await hub.sendDirect(to: [token]).count(of: .success) == 1)
             clock.advance(by: 600)
@@ -33,7 +35,7 @@ import Testing
     @Test func anExpiredProviderTokenIsRemintedOnceAndRetried() async throws {
         let clock = ManualWallClock()
         // The emulator expires tokens after 10 minutes, before the adapter would renew.
-        try await APNsHarness.with(tokenMaximumAge: 600, tokenMinimumRefresh: 300, connections: 1, clock: clock) { hub in
+        try await APNsHarness.with(tokenMaximumAge: 600, tokenMinimumRefresh: 300, connections: 1, clock: clock) { (hub) async throws in
             let token = APNsHarness.deviceToken(2)
             #expect(try await hub.sendDirect(to: [token]).count(of: .success) == 1)
             clock.advance(by: 700)
@@ -49,7 +51,7 @@ import Testing
         let clock = ManualWallClock()
         try await APNsHarness.with(
             delivery: Self.once, tokenMaximumAge: 600, tokenMinimumRefresh: 1200, connections: 1, clock: clock
-        ) { hub in
+        ) { (hub) async throws in
             let token = APNsHarness.deviceToken(3)
             #expect(try await hub.sendDirect(to: [token]).count(of: .success) == 1)
             clock.advance(by: 700)
@@ -63,7 +65,7 @@ import Testing
         let wide = DeliveryConfiguration(
             pageSize: 1000, batchSize: 400, concurrency: 1, abandonAfterSeconds: 30, maximumAttempts: 1,
             initialBackoffSeconds: 0.01, maximumBackoffSeconds: 0.02)
-        try await APNsHarness.with(delivery: wide, connections: 1) { hub in
+        try await APNsHarness.with(delivery: wide, connections: 1) { (hub) async throws in
             hub.emulator.faults = FaultInjection(latency: .milliseconds(20))
             let tokens = (0..<400).map { APNsHarness.deviceToken(1000 + $0) }
             let summary = try await hub.sendDirect(to: tokens)
@@ -73,7 +75,7 @@ import Testing
             #expect(hub.emulator.peakConcurrentStreams > 1)
             #expect(hub.emulator.violations.isEmpty)
         }
-        try await APNsHarness.with(delivery: wide, maximumStreams: 1, connections: 1) { hub in
+        try await APNsHarness.with(delivery: wide, maximumStreams: 1, connections: 1) { (hub) async throws in
             let tokens = (0..<50).map { APNsHarness.deviceToken(2000 + $0) }
             #expect(try await hub.sendDirect(to: tokens).counts == [.apns: [.success: 50]])
             #expect(hub.adapter.remoteStreamLimits == [1])
@@ -82,7 +84,7 @@ import Testing
     }
 
     @Test func goAwayAndLostConnectionsAreReplaced() async throws {
-        try await APNsHarness.with(connections: 1) { hub in
+        try await APNsHarness.with(connections: 1) { (hub) async throws in
             let token = APNsHarness.deviceToken(5)
             #expect(try await hub.sendDirect(to: [token]).count(of: .success) == 1)
             #expect(hub.adapter.connectionsOpened == 1)
@@ -101,7 +103,7 @@ import Testing
     }
 
     @Test func aDroppedConnectionMidRequestIsRetryable() async throws {
-        try await APNsHarness.with(delivery: Self.once, connections: 1) { hub in
+        try await APNsHarness.with(delivery: Self.once, connections: 1) { (hub) async throws in
             let token = APNsHarness.deviceToken(6)
             #expect(try await hub.sendDirect(to: [token]).count(of: .success) == 1)
             hub.emulator.faults = FaultInjection(dropConnectionRate: 1)
@@ -110,7 +112,7 @@ import Testing
             #expect(try await hub.sendDirect(to: [token]).counts == [.apns: [.success: 1]])
         }
         // With retries allowed, the dispatcher's retry goes over a new connection.
-        try await APNsHarness.with(connections: 1) { hub in
+        try await APNsHarness.with(connections: 1) { (hub) async throws in
             let token = APNsHarness.deviceToken(7)
             #expect(try await hub.sendDirect(to: [token]).count(of: .success) == 1)
             hub.emulator.goAway()

@@ -9,7 +9,7 @@ import Testing
 
 @Suite struct APNsDeliveryTests {
     @Test func alertAndBackgroundSendsByTagReachTheEmulatorExactly() async throws {
-        try await APNsHarness.with { hub in
+        try await APNsHarness.with { (hub) async throws in
             let sports = [APNsHarness.deviceToken(1), APNsHarness.deviceToken(2)]
             let news = APNsHarness.deviceToken(3)
             try await hub.register("a", token: sports[0], tags: ["sports"])
@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func pushTypesGetTheirTopicSuffixAndVoipItsLargerLimit() async throws {
-        try await APNsHarness.with { hub in
+        try await APNsHarness.with { (hub) async throws in
             let token = APNsHarness.deviceToken(9)
             let expectations = [
                 ("voip", ".voip"), ("complication", ".complication"), ("fileprovider", ".pushkit.fileprovider"),
@@ -89,7 +89,7 @@ import Testing
     }
 
     @Test func aSecondAppIsChosenWithApnsTopic() async throws {
-        try await APNsHarness.with { hub in
+        try await APNsHarness.with { (hub) async throws in
             let token = APNsHarness.deviceToken(4)
             #expect(try await hub.sendDirect(headers: ["apns-topic": "com.example.second"], to: [token]).count(of: .success) == 1)
             #expect(hub.emulator.received.last?.headers["apns-topic"] == "com.example.second")
@@ -107,7 +107,7 @@ import Testing
     }
 
     @Test func unregisteredTokensArePrunedThroughTheStore() async throws {
-        try await APNsHarness.with { hub in
+        try await APNsHarness.with { (hub) async throws in
             let gone = APNsHarness.deviceToken(20)
             let updatedLater = APNsHarness.deviceToken(21)
             let fine = APNsHarness.deviceToken(22)
@@ -137,7 +137,7 @@ import Testing
         let patient = DeliveryConfiguration(
             pageSize: 100, batchSize: 50, concurrency: 2, abandonAfterSeconds: 2, maximumAttempts: 4,
             initialBackoffSeconds: 0.01, maximumBackoffSeconds: 0.02)
-        try await APNsHarness.with(delivery: patient) { hub in
+        try await APNsHarness.with(delivery: patient) { (hub) async throws in
             let token = APNsHarness.deviceToken(30)
             hub.emulator.faults = FaultInjection(retryAfterSeconds: 0)
             hub.emulator.setDevice(token, .reply(status: 503, reason: "ServiceUnavailable"), times: 1)
@@ -169,7 +169,7 @@ import Testing
     }
 
     @Test func aRetryReusesTheApnsID() async throws {
-        try await APNsHarness.with { hub in
+        try await APNsHarness.with { (hub) async throws in
             let token = APNsHarness.deviceToken(31)
             hub.emulator.faults = FaultInjection(retryAfterSeconds: 0)
             hub.emulator.setDevice(token, .reply(status: 500, reason: "InternalServerError"), times: 1)

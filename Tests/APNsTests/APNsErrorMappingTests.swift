@@ -47,7 +47,7 @@ import Testing
     @Test(arguments: reasons.indices)
     func everyReasonRoundTripsToItsOutcome(_ index: Int) async throws {
         let (status, reason, outcome) = Self.reasons[index]
-        try await APNsHarness.with(delivery: Self.once) { hub in
+        try await APNsHarness.with(delivery: Self.once) { (hub) async throws in
             let token = APNsHarness.deviceToken(100 + index)
             hub.emulator.setDevice(token, .reply(status: status, reason: reason))
             let summary = try await hub.sendDirect(to: [token])
@@ -63,7 +63,7 @@ import Testing
     /// Requests that break APNs' rules, sent as the hub would send them (direct sends skip send-time validation),
     /// are answered by the emulator's own checks.
     @Test func theEmulatorsOwnChecksMapToOutcomes() async throws {
-        try await APNsHarness.with(delivery: Self.once, additionalTopics: ["com.example.second", "com.example.unknown"]) { hub in
+        try await APNsHarness.with(delivery: Self.once, additionalTopics: ["com.example.second", "com.example.unknown"]) { (hub) async throws in
             let token = APNsHarness.deviceToken(60)
             let cases: [(NotificationHeaders, String, Outcome)] = [
                 (["apns-priority": "7"], "BadPriority", .invalidNotificationFormat),
@@ -83,7 +83,7 @@ import Testing
     }
 
     @Test func aWrongTeamIsRejectedAsInvalidCredentials() async throws {
-        try await APNsHarness.with(delivery: Self.once, emulatorTeamID: "OTHERTEAM1") { hub in
+        try await APNsHarness.with(delivery: Self.once, emulatorTeamID: "OTHERTEAM1") { (hub) async throws in
             let summary = try await hub.sendDirect(to: [APNsHarness.deviceToken(61)])
             #expect(summary.counts == [.apns: [.invalidCredentials: 1]])
             #expect(hub.emulator.violations.first?.hasPrefix("InvalidProviderToken:") == true)
@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func malformedTokensAndPayloadsNeverLeaveTheHub() async throws {
-        try await APNsHarness.with(delivery: Self.once) { hub in
+        try await APNsHarness.with(delivery: Self.once) { (hub) async throws in
             let summary = try await hub.sendDirect(to: ["zz" + String(repeating: "0", count: 62)])
             #expect(summary.counts == [.apns: [.badChannel: 1]])
             let notJSON = try await hub.sendDirect("plain text", to: [APNsHarness.deviceToken(62)])
@@ -101,7 +101,7 @@ import Testing
     }
 
     @Test func deviceTokenValidationAtRegistration() async throws {
-        try await APNsHarness.with { hub in
+        try await APNsHarness.with { (hub) async throws in
             let valid = [
                 String(repeating: "a", count: 64), String(repeating: "F0", count: 16), String(repeating: "0", count: 400),
                 String(repeating: "ab", count: 50),
@@ -112,19 +112,17 @@ import Testing
                 String(repeating: "0", count: 402), String(repeating: "a", count: 62) + " a",
             ]
             for token in invalid {
-                #expect(throws: HubError.self, "\(token.count)") { try hub.adapter.validate(pushChannel: .handle(token), platform: .apns) }
-                do {
+                let error = #expect(throws: HubError.self, "\(token.count)") {
                     try hub.adapter.validate(pushChannel: .handle(token), platform: .apns)
-                } catch {
-                    #expect(error.code == .invalidPushChannel)
                 }
+                #expect(error?.code == .invalidPushChannel)
             }
             #expect(throws: HubError.self) { try hub.adapter.validate(pushChannel: .object(["a": "b"]), platform: .apns) }
         }
     }
 
     @Test func sendTimeValidation() async throws {
-        try await APNsHarness.with { hub in
+        try await APNsHarness.with { (hub) async throws in
             func check(_ body: String, _ headers: NotificationHeaders = [:]) throws {
                 try hub.adapter.validate(notification: Notification(format: .apple, body: body, headers: headers, audience: .all))
             }

@@ -8,6 +8,8 @@ import Testing
 
 @testable import APNs
 
+typealias Notification = NotificationHub.Notification
+
 /// A real APNs emulator on 127.0.0.1:0, a real adapter pointed at it over TLS, and a real Dispatcher over an
 /// in-memory SQLite store.
 struct APNsHarness {

@@ -191,7 +191,7 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
             let encoder = JSONEncoder()
             encoder.dateEncodingStrategy = .iso8601
             encoder.outputFormatting = [.sortedKeys]
-            return (200, ByteBuffer(data: (try? encoder.encode(received)) ?? Data("[]".utf8)))
+            return (200, ByteBuffer(bytes: (try? encoder.encode(received)) ?? Data("[]".utf8)))
         case ("GET", "/_emulator/violations"):
             return (200, ByteBuffer(string: JSONValue.array(violations.map { .string($0) }).jsonString()))
         case ("GET", "/_emulator/stats"):
