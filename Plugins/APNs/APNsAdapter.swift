@@ -148,7 +148,9 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         var isBackground: Bool
 
         init?(_ body: ByteBuffer) {
-            guard let aps = (try? JSONValue(parsing: body.readableBytesView))?.objectValue?["aps"]?.objectValue else { return nil }
+            guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+                let aps = object["aps"] as? [String: Any]
+            else { return nil }
             isBackground = aps.count == 1 && aps["content-available"] != nil
         }
     }
@@ -164,6 +166,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         } catch {
             return deliveries.map { _ in DeliveryResult(.invalidCredentials, reason: "SigningFailed") }
         }
+        let authorization = "bearer " + jwt
         var requests: [APNsRequest] = []
         var indices: [Int] = []
         requests.reserveCapacity(deliveries.count)
@@ -177,7 +180,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
                 shape = PayloadShape(delivery.payload)
                 lastShape = (delivery.payload, shape)
             }
-            switch request(for: delivery, shape: shape, jwt: jwt) {
+            switch request(for: delivery, shape: shape, authorization: authorization) {
             case .success(let request):
                 requests.append(request)
                 indices.append(index)
@@ -224,7 +227,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
     }
 
     /// Builds the HTTP/2 request for one delivery, or the outcome when it cannot be sent.
-    func request(for delivery: Delivery, shape: PayloadShape?, jwt: String) -> Result<APNsRequest, Rejected> {
+    func request(for delivery: Delivery, shape: PayloadShape?, authorization: String) -> Result<APNsRequest, Rejected> {
         guard let token = delivery.pushChannel.handle, Self.isValidDeviceToken(token) else {
             return .failure(Rejected(result: DeliveryResult(.badChannel, reason: "BadDeviceToken")))
         }
@@ -247,7 +250,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         fields.add(name: ":scheme", value: "https")
         fields.add(name: ":authority", value: authority)
         fields.add(name: ":path", value: "/3/device/" + token, indexing: sensitive)
-        fields.add(name: "authorization", value: "bearer " + jwt, indexing: sensitive)
+        fields.add(name: "authorization", value: authorization, indexing: sensitive)
         fields.add(name: "apns-push-type", value: pushType)
         fields.add(name: "apns-topic", value: topic)
         fields.add(name: "apns-priority", value: headers["apns-priority"] ?? (pushType == "background" ? "5" : "10"))

@@ -162,7 +162,7 @@ import Testing
     @Test func retryAfterParsing() {
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         #expect(APNsOutcomeMapping.parseRetryAfter("7", now: now) == .seconds(7))
-        #expect(APNsOutcomeMapping.parseRetryAfter("Tue, 14 Nov 2023 22:14:20 GMT", now: now) == .seconds(120))
+        #expect(APNsOutcomeMapping.parseRetryAfter("Tue, 14 Nov 2023 22:15:20 GMT", now: now) == .seconds(120))
         #expect(APNsOutcomeMapping.parseRetryAfter("soon", now: now) == nil)
         let throttled = APNsOutcomeMapping.result(status: 429, reason: "TooManyRequests", retryAfter: "3")
         #expect(throttled.outcome == .throttled && throttled.retryAfter == .seconds(3))

@@ -53,6 +53,7 @@ struct APNsConnectionTokenState {
     var issuedAt: Date = .distantPast
     var changedAt: Date?
     var authenticated = false
+    var lastValidPayload: (payload: ByteBuffer, background: Bool)?
 }
 
 /// The push types APNs knows, with the topic suffix each requires.
@@ -130,12 +131,13 @@ final class APNsRequestRules: Sendable {
             return violation(.error(403, "ExpiredProviderToken"), "provider token older than allowed")
         }
         token.authenticated = true
-        let answer = checkRequest(deviceToken: deviceToken, headers: headers, body: body, jwt: jwt, now: now)
+        let answer = checkRequest(deviceToken: deviceToken, headers: headers, body: body, jwt: jwt, now: now, token: &token)
         return answer
     }
 
     private func checkRequest(
-        deviceToken: String, headers: HPACKHeaders, body: ByteBuffer?, jwt: String, now: Date
+        deviceToken: String, headers: HPACKHeaders, body: ByteBuffer?, jwt: String, now: Date,
+        token: inout APNsConnectionTokenState
     ) -> APNsAnswer {
         if deviceToken.isEmpty { return violation(.error(400, "MissingDeviceToken"), "no device token") }
         guard deviceToken.count % 2 == 0, deviceToken.count >= 32, deviceToken.count <= 400,
@@ -180,11 +182,8 @@ final class APNsRequestRules: Sendable {
         if body.readableBytes > limit {
             return violation(.error(413, "PayloadTooLarge"), "payload of \(body.readableBytes) bytes")
         }
-        guard let json = try? JSONValue(parsing: body.readableBytesView), let aps = json.objectValue?["aps"]?.objectValue else {
-            return violation(.error(400, "BadPayload"), "payload is not a JSON object with an aps dictionary")
-        }
-        if pushType == "background" && aps["content-available"] == nil {
-            return violation(.error(400, "BadPayload"), "background push without content-available")
+        if let problem = payloadProblem(body, background: pushType == "background", cache: &token.lastValidPayload) {
+            return violation(.error(400, "BadPayload"), problem)
         }
 
         switch recorder.faults.decide() {
@@ -242,6 +241,18 @@ final class APNsRequestRules: Sendable {
             recorder.accept(Self.unrecorded)
         }
         return APNsAnswer(status: 200, apnsID: apnsID)
+    }
+
+    /// Checks the payload is a JSON object with an `aps` dictionary (holding `content-available` for background
+    /// pushes). The last valid payload of a connection is remembered so identical payloads are parsed once.
+    private func payloadProblem(_ body: ByteBuffer, background: Bool, cache: inout (payload: ByteBuffer, background: Bool)?) -> String? {
+        if let cache, cache.background == background, cache.payload == body { return nil }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+            let aps = object["aps"] as? [String: Any]
+        else { return "payload is not a JSON object with an aps dictionary" }
+        if background && aps["content-available"] == nil { return "background push without content-available" }
+        cache = (body, background)
+        return nil
     }
 
     /// Counted but not kept (record capacity 0, for benchmarks).
