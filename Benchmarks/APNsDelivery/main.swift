@@ -56,6 +56,7 @@ struct Options {
     }
 }
 
+setvbuf(stdout, nil, _IOLBF, 0)
 let options = Options(CommandLine.arguments)
 let teamID = "TEAM123456"
 let keyID = "KEY1234567"

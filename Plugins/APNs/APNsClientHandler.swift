@@ -99,6 +99,8 @@ final class APNsClientHandler: ChannelInboundHandler {
     private var closed = false
     private var pingOutstanding = false
     private var receivedSettings = false
+    private var reading = false
+    private var needsFlush = false
     private var pingTask: RepeatedTask?
 
     init(maximumStreams: Int, pingInterval: TimeAmount, status: APNsConnectionStatus) {
@@ -204,12 +206,23 @@ final class APNsClientHandler: ChannelInboundHandler {
             wrote = true
         }
         if wrote {
-            context.flush()
+            // While reading, one flush at the end of the read batch covers every request written.
+            if reading { needsFlush = true } else { context.flush() }
             if inFlight.count > status.peakStreams.load(ordering: .relaxed) { status.peakStreams.store(inFlight.count, ordering: .relaxed) }
         }
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        reading = false
+        if needsFlush {
+            needsFlush = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        reading = true
         let frame = unwrapInboundIn(data)
         switch frame.payload {
         case .headers(let headers):
