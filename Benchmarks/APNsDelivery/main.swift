@@ -18,8 +18,8 @@ import PushEmulator
 struct Options {
     var devices = 10_000
     var rounds = 3
-    var connections = 2
-    var streams = 1000
+    var connections = 8
+    var streams = 100
     var batchSize = 500
     var concurrency = 8
     var adapterOnly = false
@@ -56,7 +56,6 @@ struct Options {
     }
 }
 
-setvbuf(stdout, nil, _IOLBF, 0)
 let options = Options(CommandLine.arguments)
 let teamID = "TEAM123456"
 let keyID = "KEY1234567"
@@ -67,12 +66,17 @@ logger.logLevel = .warning
 let key = try APNsEmulatorFactory.loadOrCreateKey(directory: options.keyDirectory)
 let tls = try EmulatorTLS.loadOrGenerate(directory: options.keyDirectory)
 
+/// Prints a line unbuffered (so `--serve-only` output shows at once when redirected).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
 func deviceToken(_ index: Int) -> String {
     String(format: "%016x", index) + String(repeating: "ab", count: 24)
 }
 
 if options.printToken {
-    print(try APNsProviderToken(privateKeyPEM: key.pemRepresentation, teamID: teamID, keyID: keyID).token())
+    say(try APNsProviderToken(privateKeyPEM: key.pemRepresentation, teamID: teamID, keyID: keyID).token())
     exit(0)
 }
 
@@ -87,8 +91,8 @@ if options.serveOnly {
     let payload = options.keyDirectory + "/payload.json"
     try Data(#"{"aps":{"alert":{"title":"Benchmark","body":"Hello from the APNs delivery benchmark"},"badge":1}}"#.utf8)
         .write(to: URL(fileURLWithPath: payload))
-    print("APNs emulator on https://127.0.0.1:\(port) for \(Int(options.seconds)) s; try:")
-    print(
+    say("APNs emulator on https://127.0.0.1:\(port) for \(Int(options.seconds)) s; try:")
+    say(
         "h2load -n 200000 -c 8 -m 100 -t 2 -d \(payload) -H 'authorization: bearer \(jwt)' -H 'apns-topic: \(topic)' "
             + "-H 'apns-push-type: alert' -H 'apns-priority: 10' https://127.0.0.1:\(port)/3/device/\(deviceToken(1))")
     try await Task.sleep(for: .seconds(options.seconds))
@@ -114,7 +118,7 @@ _ = await adapter.deliver(
     })
 
 func report(_ label: String, count: Int, seconds: Double) {
-    print(String(format: "%@: %d deliveries in %.3f s = %.0f deliveries/s", label, count, seconds, Double(count) / seconds))
+    say(String(format: "%@: %d deliveries in %.3f s = %.0f deliveries/s", label, count, seconds, Double(count) / seconds))
 }
 
 var rates: [Double] = []

@@ -259,7 +259,6 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             fields.add(name: "apns-expiration", value: expiration)
         }
         if let collapseID = headers["apns-collapse-id"] { fields.add(name: "apns-collapse-id", value: collapseID) }
-        fields.add(name: "content-length", value: String(delivery.payload.readableBytes))
         return .success(APNsRequest(headers: fields, body: delivery.payload))
     }
 

@@ -39,7 +39,7 @@ public struct APNsAdapterConfiguration: Sendable {
     /// Creates a configuration.
     public init(
         host: String, port: Int = 443, caCertificatePEM: String? = nil, teamID: String, keyID: String,
-        privateKeyPEM: String, topic: String, additionalTopics: [String] = [], connections: Int = 2,
+        privateKeyPEM: String, topic: String, additionalTopics: [String] = [], connections: Int = 4,
         maximumStreams: Int = 1000, requestTimeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
         pingInterval: Duration = .seconds(60), tokenRefreshInterval: TimeInterval = 3000,
         neverIndexSensitiveHeaders: Bool = true, clock: any WallClock = SystemWallClock()
@@ -87,7 +87,7 @@ public struct APNsAdapterConfiguration: Sendable {
 ///     privateKey: {file: keys/AuthKey_KEY1234567.p8}
 ///     topic: com.example.app            # default bundle id
 ///     topics: [com.example.otherapp]    # more apps of the same team, chosen per send with apns-topic
-///     connections: 2
+///     connections: 4
 ///     maximumStreams: 1000
 /// ```
 public enum APNsAdapterFactory: PlatformAdapterFactory {
@@ -119,7 +119,7 @@ public enum APNsAdapterFactory: PlatformAdapterFactory {
         let privateKey = node.secret("privateKey")
         let topic = node.string("topic", required: true)
         let topics = node.strings("topics")
-        let connections = node.integer("connections", default: 2, in: 1...64)
+        let connections = node.integer("connections", default: 4, in: 1...64)
         let maximumStreams = node.integer("maximumStreams", default: 1000, in: 1...10_000)
         let requestTimeout = node.seconds("requestTimeoutSeconds", default: 30, in: 0.1...600)
         let connectTimeout = node.seconds("connectTimeoutSeconds", default: 10, in: 0.1...120)

@@ -142,7 +142,10 @@ final class APNsConnectionPool: Sendable {
                                 HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
                                 HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
                                 HTTP2Setting(parameter: .enablePush, value: 0),
-                            ]))
+                            ],
+                            // The adapter builds every header block itself from validated values.
+                            headerBlockValidation: .disabled,
+                            contentLengthValidation: .disabled))
                     try sync.addHandler(
                         APNsClientHandler(maximumStreams: settings.maximumStreams, pingInterval: settings.pingInterval, status: status))
                 }
