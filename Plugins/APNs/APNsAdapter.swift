@@ -206,7 +206,19 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         return results.map { $0 ?? DeliveryResult(.unknownError) }
     }
 
+    /// Sends over the next connection; requests APNs certainly did not process (never sent, or refused by GOAWAY)
+    /// are sent once more at once over a fresh connection.
     private func send(_ requests: [APNsRequest]) async -> [APNsResponse] {
+        var responses = await sendOnce(requests)
+        let unprocessed = responses.indices.filter { responses[$0].isUnprocessed }
+        if !unprocessed.isEmpty {
+            let again = await sendOnce(unprocessed.map { requests[$0] })
+            for (position, index) in unprocessed.enumerated() { responses[index] = again[position] }
+        }
+        return responses
+    }
+
+    private func sendOnce(_ requests: [APNsRequest]) async -> [APNsResponse] {
         let connection: APNsConnection
         do {
             connection = try await pool.connection()

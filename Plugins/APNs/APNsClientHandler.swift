@@ -27,6 +27,13 @@ struct APNsResponse: Sendable, Hashable {
     var failure: String?
 
     static func failed(_ why: String) -> APNsResponse { APNsResponse(status: 0, failure: why) }
+
+    /// The request never left the hub (the connection went away first).
+    static let notSent = "NotSent"
+
+    /// Whether APNs certainly did not process the request (never sent, or above GOAWAY's last stream id), so it
+    /// can be sent again at once on another connection.
+    var isUnprocessed: Bool { status == 0 && (failure == Self.notSent || failure == "GoAway" || failure == "Refused") }
 }
 
 /// The requests of one ``APNsConnection/send(_:timeout:)`` call and their answers so far.
@@ -148,7 +155,7 @@ final class APNsClientHandler: ChannelInboundHandler {
         let flying = inFlight
         inFlight.removeAll()
         for (_, request) in flying { request.batch.complete(request.index, .failed(why)) }
-        while let pending = queue.popFirst() { pending.batch.complete(pending.index, .failed(why)) }
+        while let pending = queue.popFirst() { pending.batch.complete(pending.index, .failed(APNsResponse.notSent)) }
     }
 
     private func ping() {
@@ -166,7 +173,7 @@ final class APNsClientHandler: ChannelInboundHandler {
     /// Queues requests and opens as many streams as allowed.
     func submit(_ requests: [APNsRequest], batch: APNsClientBatch, timeout: TimeAmount) {
         guard !closed, status.usable.load(ordering: .relaxed), let context else {
-            batch.failRemaining("ConnectionClosed")
+            batch.failRemaining(APNsResponse.notSent)
             return
         }
         for (index, request) in requests.enumerated() { queue.append(Pending(batch: batch, index: index, request: request)) }
@@ -271,7 +278,7 @@ final class APNsClientHandler: ChannelInboundHandler {
                 inFlight.removeValue(forKey: streamID)
                 request.batch.complete(request.index, .failed("GoAway"))
             }
-            while let pending = queue.popFirst() { pending.batch.complete(pending.index, .failed("GoAway")) }
+            while let pending = queue.popFirst() { pending.batch.complete(pending.index, .failed(APNsResponse.notSent)) }
             if inFlight.isEmpty { context.close(promise: nil) }
         default:
             break
@@ -280,7 +287,8 @@ final class APNsClientHandler: ChannelInboundHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let closed = event as? StreamClosedEvent, let request = inFlight.removeValue(forKey: closed.streamID) {
-            request.batch.complete(request.index, .failed("StreamReset"))
+            // REFUSED_STREAM means the server did not process the stream (RFC 9113 §8.7).
+            request.batch.complete(request.index, .failed(closed.reason == .refusedStream ? "Refused" : "StreamReset"))
             drain()
         }
         context.fireUserInboundEventTriggered(event)

@@ -39,7 +39,7 @@ final class APNsConnection: Sendable {
         channel.eventLoop.execute {
             handler.value.submit(requests, batch: APNsClientBatch(count: requests.count, promise: promise), timeout: timeout)
         }
-        return (try? await promise.futureResult.get()) ?? requests.map { _ in .failed("ConnectionClosed") }
+        return (try? await promise.futureResult.get()) ?? requests.map { _ in .failed(APNsResponse.notSent) }
     }
 
     /// Closes it.

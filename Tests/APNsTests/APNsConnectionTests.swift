@@ -111,12 +111,15 @@ import Testing
             hub.emulator.faults = .none
             #expect(try await hub.sendDirect(to: [token]).counts == [.apns: [.success: 1]])
         }
-        // With retries allowed, the dispatcher's retry goes over a new connection.
-        try await APNsHarness.with(connections: 1) { (hub) async throws in
+        // Requests APNs did not process (refused or above GOAWAY's last stream) are resent at once over a new
+        // connection, without waiting for the dispatcher's retry (only one attempt is allowed here).
+        try await APNsHarness.with(delivery: Self.once, connections: 1) { (hub) async throws in
             let token = APNsHarness.deviceToken(7)
             #expect(try await hub.sendDirect(to: [token]).count(of: .success) == 1)
-            hub.emulator.goAway()
-            #expect(try await hub.sendDirect(to: [token]).count(of: .success) == 1)
+            for _ in 0..<3 {
+                hub.emulator.goAway()
+                #expect(try await hub.sendDirect(to: (0..<20).map { APNsHarness.deviceToken(700 + $0) }).counts == [.apns: [.success: 20]])
+            }
         }
     }
 
