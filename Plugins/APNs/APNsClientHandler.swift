@@ -108,7 +108,7 @@ final class APNsClientHandler: ChannelInboundHandler {
     private var receivedSettings = false
     private var reading = false
     private var needsFlush = false
-    private var pingTask: RepeatedTask?
+    private var pingTask: Scheduled<Void>?
 
     init(maximumStreams: Int, pingInterval: TimeAmount, status: APNsConnectionStatus) {
         self.maximumStreams = maximumStreams
@@ -127,13 +127,19 @@ final class APNsClientHandler: ChannelInboundHandler {
     }
 
     private func start(context: ChannelHandlerContext) {
-        guard pingTask == nil else { return }
+        guard pingTask == nil, !closed else { return }
         // A large connection window so hundreds of answers in flight do not stall.
         context.writeAndFlush(
             wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: 16 << 20))),
             promise: nil)
-        pingTask = context.eventLoop.scheduleRepeatedTask(initialDelay: pingInterval, delay: pingInterval) { [weak self] _ in
-            self?.ping()
+        schedulePing(context: context)
+    }
+
+    private func schedulePing(context: ChannelHandlerContext) {
+        pingTask = context.eventLoop.assumeIsolated().scheduleTask(in: pingInterval) { [weak self] in
+            guard let self, !self.closed else { return }
+            self.ping()
+            if !self.closed { self.schedulePing(context: context) }
         }
     }
 
@@ -177,7 +183,7 @@ final class APNsClientHandler: ChannelInboundHandler {
             return
         }
         for (index, request) in requests.enumerated() { queue.append(Pending(batch: batch, index: index, request: request)) }
-        context.eventLoop.scheduleTask(in: timeout) { [weak self] in
+        context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
             guard batch.remaining > 0 else { return }
             self?.cancel(batch)
             batch.failRemaining("Timeout")

@@ -124,20 +124,16 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
             context.close(promise: nil)
             return
         }
-        var json: ByteBuffer?
-        if let reason = answer.reason {
-            var buffer = context.channel.allocator.buffer(capacity: 64)
+        let json: ByteBuffer? = answer.reason.map { reason in
             if let timestamp = answer.timestamp {
-                buffer.writeString(#"{"reason":"\#(reason)","timestamp":\#(timestamp)}"#)
-            } else {
-                buffer.writeString(#"{"reason":"\#(reason)"}"#)
+                return ByteBuffer(string: #"{"reason":"\#(reason)","timestamp":\#(timestamp)}"#)
             }
-            json = buffer
+            return ByteBuffer(string: #"{"reason":"\#(reason)"}"#)
         }
         let latency = emulator.rules.recorder.faults.latency
         if latency > .zero {
             let nanoseconds = latency.components.seconds * 1_000_000_000 + latency.components.attoseconds / 1_000_000_000
-            context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
+            context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
                 write(status: answer.status, apnsID: answer.apnsID, retryAfter: answer.retryAfter, json: json, streamID: streamID, context: context)
                 context.flush()
             }
