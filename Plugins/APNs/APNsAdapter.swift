@@ -48,7 +48,8 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             settings: .init(
                 host: configuration.host, port: configuration.port, connections: configuration.connections,
                 maximumStreams: configuration.maximumStreams, connectTimeout: Self.timeAmount(configuration.connectTimeout),
-                pingInterval: Self.timeAmount(configuration.pingInterval), caCertificatePEM: configuration.caCertificatePEM))
+                pingInterval: Self.timeAmount(configuration.pingInterval), pingTimeout: Self.timeAmount(configuration.pingTimeout),
+                caCertificatePEM: configuration.caCertificatePEM))
         self.authority = configuration.port == 443 ? configuration.host : "\(configuration.host):\(configuration.port)"
         self.topics = Set([configuration.topic] + configuration.additionalTopics)
     }

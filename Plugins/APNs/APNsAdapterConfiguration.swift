@@ -27,8 +27,10 @@ public struct APNsAdapterConfiguration: Sendable {
     public var requestTimeout: Duration
     /// Deadline of opening a connection.
     public var connectTimeout: Duration
-    /// Interval of keep-alive PINGs; a PING not acknowledged by the next one closes the connection.
+    /// Interval of keep-alive PINGs.
     public var pingInterval: Duration
+    /// A PING not acknowledged within this time closes the connection (checked at each interval).
+    public var pingTimeout: Duration
     /// Age at which the provider token is renewed (between 20 and 59 minutes, as APNs requires).
     public var tokenRefreshInterval: TimeInterval
     /// Send `authorization` and `:path` as never-indexed HPACK literals, as Apple asks.
@@ -41,7 +43,7 @@ public struct APNsAdapterConfiguration: Sendable {
         host: String, port: Int = 443, caCertificatePEM: String? = nil, teamID: String, keyID: String,
         privateKeyPEM: String, topic: String, additionalTopics: [String] = [], connections: Int = 4,
         maximumStreams: Int = 1000, requestTimeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
-        pingInterval: Duration = .seconds(60), tokenRefreshInterval: TimeInterval = 3000,
+        pingInterval: Duration = .seconds(60), pingTimeout: Duration = .seconds(20), tokenRefreshInterval: TimeInterval = 3000,
         neverIndexSensitiveHeaders: Bool = true, clock: any WallClock = SystemWallClock()
     ) {
         self.host = host
@@ -57,6 +59,7 @@ public struct APNsAdapterConfiguration: Sendable {
         self.requestTimeout = requestTimeout
         self.connectTimeout = connectTimeout
         self.pingInterval = pingInterval
+        self.pingTimeout = pingTimeout
         self.tokenRefreshInterval = tokenRefreshInterval
         self.neverIndexSensitiveHeaders = neverIndexSensitiveHeaders
         self.clock = clock
@@ -124,6 +127,7 @@ public enum APNsAdapterFactory: PlatformAdapterFactory {
         let requestTimeout = node.seconds("requestTimeoutSeconds", default: 30, in: 0.1...600)
         let connectTimeout = node.seconds("connectTimeoutSeconds", default: 10, in: 0.1...120)
         let pingInterval = node.seconds("pingIntervalSeconds", default: 60, in: 1...3600)
+        let pingTimeout = node.seconds("pingTimeoutSeconds", default: 20, in: 1...600)
         let refresh = node.seconds("tokenRefreshSeconds", default: 3000, in: 1200...3540)
         let neverIndex = node.bool("neverIndexSensitiveHeaders", default: true)
         guard let endpoint, let teamID, let keyID, let privateKey, let topic, node.problems.count == problemsBefore else { return nil }
@@ -134,6 +138,7 @@ public enum APNsAdapterFactory: PlatformAdapterFactory {
                     privateKeyPEM: privateKey, topic: topic, additionalTopics: topics, connections: connections,
                     maximumStreams: maximumStreams, requestTimeout: .milliseconds(Int(requestTimeout * 1000)),
                     connectTimeout: .milliseconds(Int(connectTimeout * 1000)), pingInterval: .milliseconds(Int(pingInterval * 1000)),
+                    pingTimeout: .milliseconds(Int(pingTimeout * 1000)),
                     tokenRefreshInterval: refresh, neverIndexSensitiveHeaders: neverIndex),
                 logger: context.logger)
         } catch {

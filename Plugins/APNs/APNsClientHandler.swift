@@ -96,6 +96,8 @@ final class APNsClientHandler: ChannelInboundHandler {
 
     private let maximumStreams: Int
     private let pingInterval: TimeAmount
+    private let pingTimeout: TimeAmount
+    private var pingSentAt = NIODeadline.distantPast
     let status: APNsConnectionStatus
     private var context: ChannelHandlerContext?
     // APNs starts at 1 until the first authenticated request; assume that until the server's SETTINGS arrive.
@@ -110,9 +112,10 @@ final class APNsClientHandler: ChannelInboundHandler {
     private var needsFlush = false
     private var pingTask: Scheduled<Void>?
 
-    init(maximumStreams: Int, pingInterval: TimeAmount, status: APNsConnectionStatus) {
+    init(maximumStreams: Int, pingInterval: TimeAmount, pingTimeout: TimeAmount, status: APNsConnectionStatus) {
         self.maximumStreams = maximumStreams
         self.pingInterval = pingInterval
+        self.pingTimeout = pingTimeout
         self.status = status
     }
 
@@ -167,12 +170,14 @@ final class APNsClientHandler: ChannelInboundHandler {
     private func ping() {
         guard let context, !closed else { return }
         if pingOutstanding {
-            // The previous PING was never acknowledged: the connection is dead.
+            guard NIODeadline.now() - pingSentAt >= pingTimeout else { return }
+            // The PING was not acknowledged in time: the connection is dead.
             shutDown("ConnectionClosed")
             context.close(promise: nil)
             return
         }
         pingOutstanding = true
+        pingSentAt = .now()
         context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(), ack: false))), promise: nil)
     }
 

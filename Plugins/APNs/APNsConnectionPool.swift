@@ -57,6 +57,7 @@ final class APNsConnectionPool: Sendable {
         var maximumStreams: Int
         var connectTimeout: TimeAmount
         var pingInterval: TimeAmount
+        var pingTimeout: TimeAmount
         var caCertificatePEM: String?
     }
 
@@ -147,7 +148,9 @@ final class APNsConnectionPool: Sendable {
                             headerBlockValidation: .disabled,
                             contentLengthValidation: .disabled))
                     try sync.addHandler(
-                        APNsClientHandler(maximumStreams: settings.maximumStreams, pingInterval: settings.pingInterval, status: status))
+                        APNsClientHandler(
+                            maximumStreams: settings.maximumStreams, pingInterval: settings.pingInterval,
+                            pingTimeout: settings.pingTimeout, status: status))
                 }
             }
             .connect(host: settings.host, port: settings.port)

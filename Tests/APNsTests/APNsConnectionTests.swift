@@ -102,6 +102,20 @@ import Testing
         }
     }
 
+    @Test func keepAlivePingsAreAnsweredAndKeepTheConnection() async throws {
+        try await APNsHarness.with(connections: 1, pingInterval: .milliseconds(100), pingTimeout: .milliseconds(1500)) {
+            (hub) async throws in
+            let token = APNsHarness.deviceToken(8)
+            #expect(try await hub.sendDirect(to: [token]).count(of: .success) == 1)
+            // About 20 PING rounds: an unacknowledged PING would close the connection after 1.5 s and force a
+            // reconnect (the timeout leaves room for event loops busy with the other tests).
+            try await Task.sleep(for: .milliseconds(2200))
+            #expect(try await hub.sendDirect(to: [token]).count(of: .success) == 1)
+            #expect(hub.adapter.connectionsOpened == 1)
+            #expect(hub.emulator.connectionsAccepted == 1)
+        }
+    }
+
     @Test func aDroppedConnectionMidRequestIsRetryable() async throws {
         try await APNsHarness.with(delivery: Self.once, connections: 1) { (hub) async throws in
             let token = APNsHarness.deviceToken(6)

@@ -44,6 +44,8 @@ struct APNsHarness {
         tokenMaximumAge: TimeInterval = 3600,
         tokenMinimumRefresh: TimeInterval = 0,
         connections: Int = 2,
+        pingInterval: Duration = .seconds(60),
+        pingTimeout: Duration = .seconds(20),
         clock: ManualWallClock? = nil,
         _ body: (APNsHarness) async throws -> T
     ) async throws -> T {
@@ -60,7 +62,8 @@ struct APNsHarness {
             configuration: APNsAdapterConfiguration(
                 host: "127.0.0.1", port: port, caCertificatePEM: tls.caCertificatePEM, teamID: adapterTeamID, keyID: keyID,
                 privateKeyPEM: signingKey.pemRepresentation, topic: topic, additionalTopics: additionalTopics,
-                connections: connections, requestTimeout: .seconds(20), clock: emulatorClock),
+                connections: connections, requestTimeout: .seconds(20), pingInterval: pingInterval,
+                pingTimeout: pingTimeout, clock: emulatorClock),
             logger: logger)
         let store = try await SQLiteInstallationStore.open(storage: .memory, logger: logger)
         let dispatcher = Dispatcher(store: store, adapters: try AdapterSet([adapter]), configuration: delivery, logger: logger)
