@@ -88,6 +88,18 @@ import Testing
         }
     }
 
+    @Test func aTemplateExpiryBecomesApnsExpiration() async throws {
+        try await APNsHarness.with { (hub) async throws in
+            let token = APNsHarness.deviceToken(5)
+            #expect(
+                try await hub.sendDirect(headers: ["ServiceBusNotification-Expiry": "2030-01-01T00:00:00Z"], to: [token])
+                    .count(of: .success) == 1)
+            #expect(hub.emulator.received.last?.headers["apns-expiration"] == "1893456000")
+            #expect(try await hub.sendDirect(to: [token]).count(of: .success) == 1)
+            #expect(hub.emulator.received.last?.headers["apns-expiration"] == nil)
+        }
+    }
+
     @Test func aSecondAppIsChosenWithApnsTopic() async throws {
         try await APNsHarness.with { (hub) async throws in
             let token = APNsHarness.deviceToken(4)

@@ -63,6 +63,7 @@ public struct APNsEmulatorConfiguration: Sendable {
 ///     keyId: KEY1234567
 ///     topics: [com.example.app]
 ///     maximumConcurrentStreams: 1000   # after the first authenticated request (1 before)
+///     recordCapacity: 1000000          # accepted notifications kept in full (0: only counted)
 /// ```
 public enum APNsEmulatorFactory: PlatformEmulatorFactory {
     public static let name = "apns"
@@ -82,13 +83,14 @@ public enum APNsEmulatorFactory: PlatformEmulatorFactory {
         let maximum = configuration.integer("maximumConcurrentStreams", default: 1000, in: 1...100_000)
         let maximumAge = configuration.seconds("tokenMaximumAgeSeconds", default: 3600, in: 1...86400)
         let refresh = configuration.seconds("tokenMinimumRefreshSeconds", default: 1200, in: 0...86400)
+        let capacity = configuration.integer("recordCapacity", default: 1_000_000, in: 0...100_000_000)
         guard configuration.problems.count == problemsBefore else { return nil }
         let key = try loadOrCreateKey(directory: context.directory)
         return APNsEmulator(
             configuration: APNsEmulatorConfiguration(
                 host: host, port: port, teamID: teamID, keyID: keyID, publicKey: key.publicKey, topics: topics,
                 initialConcurrentStreams: initial, maximumConcurrentStreams: maximum, tokenMaximumAge: maximumAge,
-                tokenMinimumRefreshInterval: refresh),
+                tokenMinimumRefreshInterval: refresh, recordCapacity: capacity),
             tls: context.tls, logger: context.logger)
     }
 
