@@ -1,0 +1,314 @@
+import Crypto
+import Foundation
+import Logging
+import NIOCore
+import NIOHPACK
+import NotificationHub
+import ServiceLifecycle
+import Synchronization
+
+typealias Notification = NotificationHub.Notification
+
+/// Delivers `apple` notifications to APNs over HTTP/2 with token-based authentication.
+///
+/// A small pool of HTTP/2 connections (frame-level swift-nio-http2, many streams each, honouring the server's
+/// `SETTINGS_MAX_CONCURRENT_STREAMS`) carries the requests; one ES256 provider token is shared and renewed before it
+/// is an hour old. Each adapter call goes to the next connection in turn. Answers map to outcomes as
+/// ``APNsOutcomeMapping`` documents.
+///
+/// One adapter serves one team: its default `topic` plus `additionalTopics`, chosen per send with the `apns-topic`
+/// header.
+public final class APNsAdapter: PlatformAdapter, Sendable {
+    public let descriptor = PlatformDescriptor(
+        platforms: [.apns], formats: [.apple: [.apns]], templateFormats: [.apns: .apple], maximumPayloadBytes: 4096)
+
+    /// The adapter's settings.
+    public let configuration: APNsAdapterConfiguration
+    let providerToken: APNsProviderToken
+    let pool: APNsConnectionPool
+    private let logger: Logger
+    private let authority: String
+    private let topics: Set<String>
+
+    /// The push types APNs knows, with the suffix each adds to the topic.
+    static let topicSuffixes: [String: String] = [
+        "alert": "", "background": "", "mdm": "", "widgets": ".push-type.widgets", "voip": ".voip",
+        "complication": ".complication", "fileprovider": ".pushkit.fileprovider", "liveactivity": ".push-type.liveactivity",
+        "location": ".location-query", "pushtotalk": ".voip-ptt", "controls": ".push-type.controls",
+    ]
+
+    /// Creates an adapter; connections open on first delivery.
+    public init(configuration: APNsAdapterConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.providerToken = try APNsProviderToken(
+            privateKeyPEM: configuration.privateKeyPEM, teamID: configuration.teamID, keyID: configuration.keyID,
+            refreshInterval: configuration.tokenRefreshInterval, clock: configuration.clock)
+        self.pool = try APNsConnectionPool(
+            settings: .init(
+                host: configuration.host, port: configuration.port, connections: configuration.connections,
+                maximumStreams: configuration.maximumStreams, connectTimeout: Self.timeAmount(configuration.connectTimeout),
+                pingInterval: Self.timeAmount(configuration.pingInterval), pingTimeout: Self.timeAmount(configuration.pingTimeout),
+                caCertificatePEM: configuration.caCertificatePEM))
+        self.authority = configuration.port == 443 ? configuration.host : "\(configuration.host):\(configuration.port)"
+        self.topics = Set([configuration.topic] + configuration.additionalTopics)
+    }
+
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
+        .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
+    // MARK: Service
+
+    /// Runs until graceful shutdown, then closes the connections.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
+    }
+
+    /// Closes every connection.
+    public func shutdown() async {
+        await pool.close()
+    }
+
+    /// Connections opened so far (reconnects included).
+    public var connectionsOpened: Int { pool.connectionsOpened }
+    /// The server's `SETTINGS_MAX_CONCURRENT_STREAMS` on each open connection.
+    public var remoteStreamLimits: [Int] { pool.remoteStreamLimits }
+
+    // MARK: Validation
+
+    /// Device tokens are hex strings of an even length, 16 to 200 bytes.
+    public func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {
+        guard let handle = pushChannel.handle else {
+            throw HubError(.invalidPushChannel, "an APNs device token is a hex string, not an object")
+        }
+        guard Self.isValidDeviceToken(handle) else {
+            throw HubError(
+                .invalidPushChannel,
+                "an APNs device token is an even number of hex digits, 32 to 400 of them (\(handle.count) characters given)")
+        }
+    }
+
+    static func isValidDeviceToken(_ handle: String) -> Bool {
+        let utf8 = handle.utf8
+        return utf8.count % 2 == 0 && (32...400).contains(utf8.count)
+            && utf8.allSatisfy { (48...57).contains($0) || (65...70).contains($0) || (97...102).contains($0) }
+    }
+
+    /// Checks the payload (a JSON object with an `aps` dictionary, within 4096 bytes or 5120 for `voip`) and the
+    /// passthrough `apns-*` headers.
+    public func validate(notification: NotificationHub.Notification) throws(HubError) {
+        let headers = notification.headers
+        let pushType = headers["apns-push-type"]?.lowercased()
+        if let pushType, Self.topicSuffixes[pushType] == nil {
+            throw HubError(
+                .invalidNotification,
+                "apns-push-type '\(pushType)' is unknown; use one of \(Self.topicSuffixes.keys.sorted().joined(separator: ", "))")
+        }
+        try checkPayloadSize(notification.body.readableBytes, format: notification.format, limit: pushType == "voip" ? 5120 : 4096)
+        guard let shape = PayloadShape(notification.body) else {
+            throw HubError(.invalidNotification, "an APNs payload must be a JSON object with an \"aps\" dictionary")
+        }
+        let effectiveType = pushType ?? (shape.isBackground ? "background" : "alert")
+        if let priority = headers["apns-priority"] {
+            guard ["1", "5", "10"].contains(priority) else {
+                throw HubError(.invalidNotification, "apns-priority must be 10, 5 or 1")
+            }
+            if effectiveType == "background" && priority != "5" {
+                throw HubError(.invalidNotification, "background notifications must have apns-priority 5")
+            }
+        }
+        if let topic = headers["apns-topic"], resolveTopic(topic, pushType: effectiveType) == nil {
+            throw HubError(
+                .invalidNotification,
+                "apns-topic '\(topic)' is not one of this hub's apps (\(topics.sorted().joined(separator: ", "))) with the \(effectiveType) suffix")
+        }
+        if let expiration = headers["apns-expiration"], Int64(expiration).map({ $0 < 0 }) ?? true {
+            throw HubError(.invalidNotification, "apns-expiration must be a UNIX time in seconds (or 0)")
+        }
+        if let collapseID = headers["apns-collapse-id"], collapseID.utf8.count > 64 {
+            throw HubError(.invalidNotification, "apns-collapse-id must be at most 64 bytes")
+        }
+    }
+
+    /// The topic to send: an explicit `apns-topic` if it names a configured app (with or without the push type's
+    /// suffix), else the default topic with the suffix.
+    func resolveTopic(_ requested: String?, pushType: String) -> String? {
+        let suffix = Self.topicSuffixes[pushType] ?? ""
+        guard let requested else { return configuration.topic + suffix }
+        if topics.contains(requested) { return requested + suffix }
+        if !suffix.isEmpty, requested.hasSuffix(suffix), topics.contains(String(requested.dropLast(suffix.count))) {
+            return requested
+        }
+        return nil
+    }
+
+    /// What the payload looks like: whether it has an `aps` dictionary, and whether that holds only `content-available`.
+    struct PayloadShape {
+        var isBackground: Bool
+
+        init?(_ body: ByteBuffer) {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+                let aps = object["aps"] as? [String: Any]
+            else { return nil }
+            isBackground = aps.count == 1 && aps["content-available"] != nil
+        }
+    }
+
+    // MARK: Delivery
+
+    /// Delivers a batch over one connection; one result per delivery, in order.
+    public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+        var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
+        let jwt: String
+        do {
+            jwt = try providerToken.token()
+        } catch {
+            return deliveries.map { _ in DeliveryResult(.invalidCredentials, reason: "SigningFailed") }
+        }
+        let authorization = "bearer " + jwt
+        var requests: [APNsRequest] = []
+        var indices: [Int] = []
+        requests.reserveCapacity(deliveries.count)
+        indices.reserveCapacity(deliveries.count)
+        var lastShape: (payload: ByteBuffer, shape: PayloadShape?)?
+        for (index, delivery) in deliveries.enumerated() {
+            let shape: PayloadShape?
+            if let lastShape, lastShape.payload == delivery.payload {
+                shape = lastShape.shape
+            } else {
+                shape = PayloadShape(delivery.payload)
+                lastShape = (delivery.payload, shape)
+            }
+            switch request(for: delivery, shape: shape, authorization: authorization) {
+            case .success(let request):
+                requests.append(request)
+                indices.append(index)
+            case .failure(let failure):
+                results[index] = failure.result
+            }
+        }
+        if !requests.isEmpty {
+            var responses = await send(requests)
+            // ExpiredProviderToken: mint a new token once and retry those requests.
+            let expired = responses.indices.filter { responses[$0].status == 403 && responses[$0].reason == "ExpiredProviderToken" }
+            if !expired.isEmpty, let renewed = try? providerToken.renew(replacing: jwt) {
+                logger.info("APNs provider token expired; renewed it", metadata: ["push.platform": "apns"])
+                let retried = await send(expired.map { withAuthorization(requests[$0], jwt: renewed) })
+                for (position, index) in expired.enumerated() { responses[index] = retried[position] }
+            }
+            let now = Date()
+            for (position, index) in indices.enumerated() {
+                results[index] = APNsOutcomeMapping.result(for: responses[position], now: now)
+            }
+        }
+        logger.debug("APNs batch delivered", metadata: ["push.platform": "apns", "push.count": "\(deliveries.count)"])
+        return results.map { $0 ?? DeliveryResult(.unknownError) }
+    }
+
+    /// Sends over the next connection; requests APNs certainly did not process (never sent, or refused by GOAWAY)
+    /// are sent once more at once over a fresh connection.
+    private func send(_ requests: [APNsRequest]) async -> [APNsResponse] {
+        var responses = await sendOnce(requests)
+        let unprocessed = responses.indices.filter { responses[$0].isUnprocessed }
+        if !unprocessed.isEmpty {
+            let again = await sendOnce(unprocessed.map { requests[$0] })
+            for (position, index) in unprocessed.enumerated() { responses[index] = again[position] }
+        }
+        return responses
+    }
+
+    private func sendOnce(_ requests: [APNsRequest]) async -> [APNsResponse] {
+        let connection: APNsConnection
+        do {
+            connection = try await pool.connection()
+        } catch {
+            logger.warning("cannot connect to APNs", metadata: ["push.platform": "apns", "error": "\(error)"])
+            return requests.map { _ in .failed("ConnectFailed") }
+        }
+        let responses = await connection.send(requests, timeout: Self.timeAmount(configuration.requestTimeout))
+        if responses.contains(where: { $0.reason == "Shutdown" }) {
+            // The server is going away: send new requests elsewhere.
+            connection.status.usable.store(false, ordering: .relaxed)
+        }
+        return responses
+    }
+
+    struct Rejected: Error {
+        var result: DeliveryResult
+    }
+
+    /// Builds the HTTP/2 request for one delivery, or the outcome when it cannot be sent.
+    func request(for delivery: Delivery, shape: PayloadShape?, authorization: String) -> Result<APNsRequest, Rejected> {
+        guard let token = delivery.pushChannel.handle, Self.isValidDeviceToken(token) else {
+            return .failure(Rejected(result: DeliveryResult(.badChannel, reason: "BadDeviceToken")))
+        }
+        guard let shape else {
+            return .failure(Rejected(result: DeliveryResult(.invalidNotificationFormat, reason: "BadPayload")))
+        }
+        let headers = delivery.headers
+        let pushType = headers["apns-push-type"]?.lowercased() ?? (shape.isBackground ? "background" : "alert")
+        let limit = pushType == "voip" ? 5120 : 4096
+        if delivery.payload.readableBytes > limit {
+            return .failure(Rejected(result: DeliveryResult(.invalidNotificationSize, reason: "PayloadTooLarge")))
+        }
+        guard let topic = resolveTopic(headers["apns-topic"], pushType: pushType) else {
+            return .failure(Rejected(result: DeliveryResult(.invalidNotificationFormat, reason: "TopicDisallowed")))
+        }
+        let sensitive: HPACKIndexing = configuration.neverIndexSensitiveHeaders ? .neverIndexed : .indexable
+        var fields = HPACKHeaders()
+        fields.reserveCapacity(12)
+        fields.add(name: ":method", value: "POST")
+        fields.add(name: ":scheme", value: "https")
+        fields.add(name: ":authority", value: authority)
+        fields.add(name: ":path", value: "/3/device/" + token, indexing: sensitive)
+        fields.add(name: "authorization", value: authorization, indexing: sensitive)
+        fields.add(name: "apns-push-type", value: pushType)
+        fields.add(name: "apns-topic", value: topic)
+        fields.add(name: "apns-priority", value: headers["apns-priority"] ?? (pushType == "background" ? "5" : "10"))
+        fields.add(name: "apns-id", value: Self.apnsID(notificationID: delivery.notificationID, deviceToken: token))
+        if let expiration = headers["apns-expiration"] ?? headers["ServiceBusNotification-Expiry"].flatMap(Self.epochSeconds) {
+            fields.add(name: "apns-expiration", value: expiration)
+        }
+        if let collapseID = headers["apns-collapse-id"] { fields.add(name: "apns-collapse-id", value: collapseID) }
+        return .success(APNsRequest(headers: fields, body: delivery.payload))
+    }
+
+    private func withAuthorization(_ request: APNsRequest, jwt: String) -> APNsRequest {
+        var request = request
+        var fields = HPACKHeaders()
+        for (name, value, indexing) in request.headers {
+            fields.add(name: name, value: name == "authorization" ? "bearer " + jwt : value, indexing: indexing)
+        }
+        request.headers = fields
+        return request
+    }
+
+    /// A stable `apns-id` for a notification and device: a retry of the same delivery reuses it.
+    static func apnsID(notificationID: String, deviceToken: String) -> String {
+        var hasher = SHA256()
+        hasher.update(data: Data(notificationID.utf8))
+        hasher.update(data: Data([0]))
+        hasher.update(data: Data(deviceToken.lowercased().utf8))
+        var bytes = Array(hasher.finalize().prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x80  // version 8: custom (RFC 9562)
+        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC variant
+        let uuid = UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
+        return uuid.uuidString
+    }
+
+    /// An ISO 8601 expiry (Azure's `ServiceBusNotification-Expiry`) as UNIX seconds.
+    static func epochSeconds(_ text: String) -> String? {
+        if let seconds = Int64(text) { return String(seconds) }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return String(Int64(date.timeIntervalSince1970)) }
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: text).map { String(Int64($0.timeIntervalSince1970)) }
+    }
+}

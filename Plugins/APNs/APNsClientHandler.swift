@@ -1,0 +1,321 @@
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import Synchronization
+
+/// One request to APNs, ready for the wire.
+struct APNsRequest: Sendable {
+    /// The request headers, pseudo-headers first.
+    var headers: HPACKHeaders
+    /// The JSON payload.
+    var body: ByteBuffer
+}
+
+/// APNs' answer to one request, or why there was none.
+struct APNsResponse: Sendable, Hashable {
+    /// The HTTP status, or 0 when no answer came (``failure`` says why).
+    var status: Int
+    /// The `reason` of an error body.
+    var reason: String?
+    /// The `timestamp` (ms) of a 410 body.
+    var timestamp: Int64?
+    /// The `retry-after` header.
+    var retryAfter: String?
+    /// The `apns-id` header.
+    var apnsID: String?
+    /// Why no answer came: `ConnectionClosed`, `GoAway`, `StreamReset`, `Timeout`, `ConnectFailed`.
+    var failure: String?
+
+    static func failed(_ why: String) -> APNsResponse { APNsResponse(status: 0, failure: why) }
+
+    /// The request never left the hub (the connection went away first).
+    static let notSent = "NotSent"
+
+    /// Whether APNs certainly did not process the request (never sent, or above GOAWAY's last stream id), so it
+    /// can be sent again at once on another connection.
+    var isUnprocessed: Bool { status == 0 && (failure == Self.notSent || failure == "GoAway" || failure == "Refused") }
+}
+
+/// The requests of one ``APNsConnection/send(_:timeout:)`` call and their answers so far.
+/// Confined to the connection's event loop.
+final class APNsClientBatch {
+    var responses: [APNsResponse?]
+    var remaining: Int
+    let promise: EventLoopPromise<[APNsResponse]>
+
+    init(count: Int, promise: EventLoopPromise<[APNsResponse]>) {
+        self.responses = Array(repeating: nil, count: count)
+        self.remaining = count
+        self.promise = promise
+    }
+
+    func complete(_ index: Int, _ response: APNsResponse) {
+        guard responses[index] == nil else { return }
+        responses[index] = response
+        remaining -= 1
+        if remaining == 0 { promise.succeed(responses.map { $0! }) }
+    }
+
+    func failRemaining(_ why: String) {
+        for index in responses.indices where responses[index] == nil { complete(index, .failed(why)) }
+    }
+}
+
+/// Flags of a connection that other threads read.
+final class APNsConnectionStatus: Sendable {
+    /// False once the connection got GOAWAY, closed, or failed a keep-alive PING: the pool replaces it.
+    let usable = Atomic<Bool>(true)
+    /// The server's current `SETTINGS_MAX_CONCURRENT_STREAMS` (0 until its first SETTINGS).
+    let remoteMaximumStreams = Atomic<Int>(0)
+    /// The most streams this connection had open at once.
+    let peakStreams = Atomic<Int>(0)
+}
+
+/// Drives APNs requests over one HTTP/2 connection at frame level: allocates stream ids, keeps at most
+/// min(server's `SETTINGS_MAX_CONCURRENT_STREAMS`, configured maximum) streams open and queues the rest, matches
+/// answers to requests, sends keep-alive PINGs, and fails what is left when the server sends GOAWAY or the
+/// connection closes.
+///
+/// Confined to its channel's event loop.
+final class APNsClientHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    private struct Pending {
+        var batch: APNsClientBatch
+        var index: Int
+        var request: APNsRequest
+    }
+
+    private struct InFlight {
+        var batch: APNsClientBatch
+        var index: Int
+        var response = APNsResponse(status: 0)
+        var body: ByteBuffer?
+    }
+
+    private let maximumStreams: Int
+    private let pingInterval: TimeAmount
+    private let pingTimeout: TimeAmount
+    private var pingSentAt = NIODeadline.distantPast
+    let status: APNsConnectionStatus
+    private var context: ChannelHandlerContext?
+    // APNs starts at 1 until the first authenticated request; assume that until the server's SETTINGS arrive.
+    private var remoteMaximumStreams = 1
+    private var nextStreamID = HTTP2StreamID(1)
+    private var queue = CircularBuffer<Pending>(initialCapacity: 64)
+    private var inFlight: [HTTP2StreamID: InFlight] = [:]
+    private var closed = false
+    private var pingOutstanding = false
+    private var receivedSettings = false
+    private var reading = false
+    private var needsFlush = false
+    private var pingTask: Scheduled<Void>?
+
+    init(maximumStreams: Int, pingInterval: TimeAmount, pingTimeout: TimeAmount, status: APNsConnectionStatus) {
+        self.maximumStreams = maximumStreams
+        self.pingInterval = pingInterval
+        self.pingTimeout = pingTimeout
+        self.status = status
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive { start(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start(context: context)
+        context.fireChannelActive()
+    }
+
+    private func start(context: ChannelHandlerContext) {
+        guard pingTask == nil, !closed else { return }
+        // A large connection window so hundreds of answers in flight do not stall.
+        context.writeAndFlush(
+            wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: 16 << 20))),
+            promise: nil)
+        schedulePing(context: context)
+    }
+
+    private func schedulePing(context: ChannelHandlerContext) {
+        pingTask = context.eventLoop.assumeIsolated().scheduleTask(in: pingInterval) { [weak self] in
+            guard let self, !self.closed else { return }
+            self.ping()
+            if !self.closed { self.schedulePing(context: context) }
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        shutDown("ConnectionClosed")
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        shutDown("ConnectionClosed")
+        context.close(promise: nil)
+    }
+
+    private func shutDown(_ why: String) {
+        closed = true
+        status.usable.store(false, ordering: .relaxed)
+        pingTask?.cancel()
+        pingTask = nil
+        let flying = inFlight
+        inFlight.removeAll()
+        for (_, request) in flying { request.batch.complete(request.index, .failed(why)) }
+        while let pending = queue.popFirst() { pending.batch.complete(pending.index, .failed(APNsResponse.notSent)) }
+    }
+
+    private func ping() {
+        guard let context, !closed else { return }
+        if pingOutstanding {
+            guard NIODeadline.now() - pingSentAt >= pingTimeout else { return }
+            // The PING was not acknowledged in time: the connection is dead.
+            shutDown("ConnectionClosed")
+            context.close(promise: nil)
+            return
+        }
+        pingOutstanding = true
+        pingSentAt = .now()
+        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(), ack: false))), promise: nil)
+    }
+
+    /// Queues requests and opens as many streams as allowed.
+    func submit(_ requests: [APNsRequest], batch: APNsClientBatch, timeout: TimeAmount) {
+        guard !closed, status.usable.load(ordering: .relaxed), let context else {
+            batch.failRemaining(APNsResponse.notSent)
+            return
+        }
+        for (index, request) in requests.enumerated() { queue.append(Pending(batch: batch, index: index, request: request)) }
+        context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
+            guard batch.remaining > 0 else { return }
+            self?.cancel(batch)
+            batch.failRemaining("Timeout")
+        }
+        drain()
+    }
+
+    private func cancel(_ batch: APNsClientBatch) {
+        guard let context else { return }
+        for (streamID, request) in inFlight where request.batch === batch {
+            inFlight.removeValue(forKey: streamID)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .rstStream(.cancel))), promise: nil)
+        }
+        queue.removeAll { $0.batch === batch }
+        context.flush()
+        drain()
+    }
+
+    private func drain() {
+        guard let context, !closed else { return }
+        let limit = min(remoteMaximumStreams, maximumStreams)
+        var wrote = false
+        while inFlight.count < limit, let pending = queue.popFirst() {
+            let streamID = nextStreamID
+            nextStreamID = nextStreamID.advanced(by: 2)
+            inFlight[streamID] = InFlight(batch: pending.batch, index: pending.index)
+            context.write(
+                wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: pending.request.headers, endStream: false)))),
+                promise: nil)
+            context.write(
+                wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(pending.request.body), endStream: true)))),
+                promise: nil)
+            wrote = true
+        }
+        if wrote {
+            // While reading, one flush at the end of the read batch covers every request written.
+            if reading { needsFlush = true } else { context.flush() }
+            if inFlight.count > status.peakStreams.load(ordering: .relaxed) { status.peakStreams.store(inFlight.count, ordering: .relaxed) }
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        reading = false
+        if needsFlush {
+            needsFlush = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        reading = true
+        let frame = unwrapInboundIn(data)
+        switch frame.payload {
+        case .headers(let headers):
+            guard var request = inFlight[frame.streamID] else { return }
+            for (name, value, _) in headers.headers {
+                switch name {
+                case ":status": request.response.status = Int(value) ?? 0
+                case "apns-id": request.response.apnsID = value
+                case "retry-after": request.response.retryAfter = value
+                default: break
+                }
+            }
+            if headers.endStream {
+                finish(frame.streamID, request)
+            } else {
+                inFlight[frame.streamID] = request
+            }
+        case .data(let data):
+            guard var request = inFlight[frame.streamID] else { return }
+            if case .byteBuffer(var buffer) = data.data, buffer.readableBytes > 0, (request.body?.readableBytes ?? 0) < 4096 {
+                if request.body == nil { request.body = buffer } else { request.body!.writeBuffer(&buffer) }
+            }
+            if data.endStream {
+                finish(frame.streamID, request)
+            } else {
+                inFlight[frame.streamID] = request
+            }
+        case .settings(.settings(let settings)):
+            if !receivedSettings {
+                // The first SETTINGS without a limit means "unlimited" (RFC 9113 §6.5.2).
+                receivedSettings = true
+                remoteMaximumStreams = Int.max
+                status.remoteMaximumStreams.store(Int.max, ordering: .relaxed)
+            }
+            for setting in settings where setting.parameter == .maxConcurrentStreams {
+                remoteMaximumStreams = setting.value
+                status.remoteMaximumStreams.store(setting.value, ordering: .relaxed)
+            }
+            drain()
+        case .ping(_, ack: true):
+            pingOutstanding = false
+        case .goAway(let lastStreamID, _, _):
+            // Streams above lastStreamID were not processed: fail them (retryable); the rest may still finish.
+            status.usable.store(false, ordering: .relaxed)
+            for (streamID, request) in inFlight where streamID > lastStreamID {
+                inFlight.removeValue(forKey: streamID)
+                request.batch.complete(request.index, .failed("GoAway"))
+            }
+            while let pending = queue.popFirst() { pending.batch.complete(pending.index, .failed(APNsResponse.notSent)) }
+            if inFlight.isEmpty { context.close(promise: nil) }
+        default:
+            break
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let closed = event as? StreamClosedEvent, let request = inFlight.removeValue(forKey: closed.streamID) {
+            // REFUSED_STREAM means the server did not process the stream (RFC 9113 §8.7).
+            request.batch.complete(request.index, .failed(closed.reason == .refusedStream ? "Refused" : "StreamReset"))
+            drain()
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    private func finish(_ streamID: HTTP2StreamID, _ request: InFlight) {
+        inFlight.removeValue(forKey: streamID)
+        var response = request.response
+        if let body = request.body, response.status != 200 {
+            (response.reason, response.timestamp) = APNsResponseBody.parse(body)
+        }
+        request.batch.complete(request.index, response)
+        if !status.usable.load(ordering: .relaxed) && inFlight.isEmpty && queue.isEmpty {
+            context?.close(promise: nil)
+        } else {
+            drain()
+        }
+    }
+}

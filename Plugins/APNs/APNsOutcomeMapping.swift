@@ -1,0 +1,73 @@
+import Foundation
+import NotificationHub
+
+/// Maps APNs answers to the hub's outcomes.
+///
+/// | APNs | Outcome |
+/// |---|---|
+/// | 200 | success |
+/// | 410 `Unregistered`, `ExpiredToken` | expiredChannel (`channelExpiredAt` from `timestamp`) |
+/// | 400 `BadDeviceToken`, `MissingDeviceToken` | badChannel |
+/// | 400 `DeviceTokenNotForTopic` | wrongChannel (the token belongs to another app) |
+/// | 403 (any reason) | invalidCredentials |
+/// | 413 `PayloadTooLarge` | invalidNotificationSize |
+/// | 429 `TooManyRequests`, `TooManyProviderTokenUpdates` | throttled (retried, `Retry-After` honoured) |
+/// | 500, 503 (`InternalServerError`, `ServiceUnavailable`, `Shutdown`) | pnsUnavailable (retried) |
+/// | 400 `IdleTimeout`, no answer (connection lost, GOAWAY, timeout) | pnsUnreachable (retried) |
+/// | other 400 reasons (`BadCollapseId`, `BadExpirationDate`, `BadMessageId`, `BadPriority`, `BadTopic`, `DuplicateHeaders`, `InvalidPushType`, `MissingTopic`, `PayloadEmpty`, `TopicDisallowed`, …) | invalidNotificationFormat |
+/// | 404 `BadPath`, 405 `MethodNotAllowed`, anything else | unknownError |
+public enum APNsOutcomeMapping {
+    /// The result for one answer.
+    static func result(for response: APNsResponse, now: Date = Date()) -> DeliveryResult {
+        if response.status == 0 {
+            return DeliveryResult(.pnsUnreachable, reason: response.failure ?? "ConnectionClosed")
+        }
+        return result(status: response.status, reason: response.reason, timestamp: response.timestamp,
+            retryAfter: response.retryAfter, now: now)
+    }
+
+    /// The result for a status, reason, 410 `timestamp` (milliseconds) and `Retry-After` header.
+    public static func result(
+        status: Int, reason: String?, timestamp: Int64? = nil, retryAfter: String? = nil, now: Date = Date()
+    ) -> DeliveryResult {
+        let wait = parseRetryAfter(retryAfter, now: now)
+        switch (status, reason) {
+        case (200, _):
+            return .success
+        case (410, _):
+            return DeliveryResult(
+                .expiredChannel, reason: reason ?? "Unregistered",
+                channelExpiredAt: timestamp.map { Date(timeIntervalSince1970: Double($0) / 1000) })
+        case (_, "BadDeviceToken"), (_, "MissingDeviceToken"):
+            return DeliveryResult(.badChannel, reason: reason)
+        case (_, "DeviceTokenNotForTopic"):
+            return DeliveryResult(.wrongChannel, reason: reason)
+        case (403, _):
+            return DeliveryResult(.invalidCredentials, reason: reason ?? "Forbidden")
+        case (413, _):
+            return DeliveryResult(.invalidNotificationSize, reason: reason ?? "PayloadTooLarge")
+        case (429, _):
+            return DeliveryResult(.throttled, reason: reason ?? "TooManyRequests", retryAfter: wait)
+        case (_, "IdleTimeout"):
+            return DeliveryResult(.pnsUnreachable, reason: reason)
+        case (500..<600, _):
+            return DeliveryResult(.pnsUnavailable, reason: reason ?? "Status\(status)", retryAfter: wait)
+        case (400, _):
+            return DeliveryResult(.invalidNotificationFormat, reason: reason ?? "BadRequest")
+        default:
+            return DeliveryResult(.unknownError, reason: reason ?? "Status\(status)")
+        }
+    }
+
+    /// `Retry-After` as seconds or an HTTP date.
+    static func parseRetryAfter(_ value: String?, now: Date) -> Duration? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Double(value) { return .milliseconds(Int(max(0, seconds) * 1000)) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: value) else { return nil }
+        return .milliseconds(Int(max(0, date.timeIntervalSince(now)) * 1000))
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import NotificationHub
+import ServiceLifecycle
+import Synchronization
+
+/// A strict local APNs provider API: HTTP/2 over TLS, token-based authentication, APNs' header and payload rules,
+/// status codes and reasons. It records what it accepted and every rule a request broke, and injects faults.
+///
+/// Built on swift-nio-http2 at frame level so it can serve as the target of throughput benchmarks. The admin API is
+/// served on the same port under `/_emulator/` (see ``admin(method:path:body:)``); the same operations are available
+/// in process.
+///
+/// ```swift
+/// let emulator = APNsEmulator(configuration: configuration, tls: try EmulatorTLS.generate(), logger: logger)
+/// let port = try await emulator.start()
+/// // … send …
+/// #expect(emulator.received.count == 1)
+/// await emulator.stop()
+/// ```
+public final class APNsEmulator: PlatformEmulator, Sendable {
+    public let name = "apns"
+    /// The emulator's settings.
+    public let configuration: APNsEmulatorConfiguration
+    let rules: APNsRequestRules
+    private let tls: EmulatorTLS
+    private let logger: Logger
+    private let group: any EventLoopGroup
+    private let server = Mutex<(channel: (any Channel)?, connections: [ObjectIdentifier: any Channel])>((nil, [:]))
+    private let peakConcurrency = Atomic<Int>(0)
+    private let connectionsOpened = Atomic<Int>(0)
+
+    /// Creates an emulator; ``start()`` or ``run()`` binds it.
+    public init(
+        configuration: APNsEmulatorConfiguration, tls: EmulatorTLS, logger: Logger,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) {
+        self.configuration = configuration
+        self.rules = APNsRequestRules(configuration: configuration)
+        self.tls = tls
+        self.logger = logger
+        self.group = group
+    }
+
+    /// The recorder of accepted notifications, violations and injected faults.
+    public var recorder: EmulatorRecorder<APNsReceivedNotification> { rules.recorder }
+
+    /// Binds the port (once) and returns it.
+    @discardableResult
+    public func start() async throws -> Int {
+        if let channel = server.withLock({ $0.channel }), let port = channel.localAddress?.port { return port }
+        let sslContext = try NIOSSLContext(configuration: tls.serverConfiguration(applicationProtocols: ["h2"]))
+        let initialStreams = configuration.initialConcurrentStreams
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(NIOSSLServerHandler(context: sslContext))
+                    try sync.addHandler(
+                        NIOHTTP2Handler(
+                            mode: .server,
+                            initialSettings: [
+                                HTTP2Setting(parameter: .maxConcurrentStreams, value: initialStreams),
+                                HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+                                HTTP2Setting(parameter: .maxHeaderListSize, value: 64 << 10),
+                            ]))
+                    try sync.addHandler(APNsServerConnectionHandler(emulator: self))
+                    self.track(channel)
+                }
+            }
+            .bind(host: configuration.host, port: configuration.port)
+            .get()
+        server.withLock { $0.channel = channel }
+        let port = channel.localAddress?.port ?? configuration.port
+        logger.info("APNs emulator listening", metadata: ["emulator.port": "\(port)"])
+        return port
+    }
+
+    /// The bound port, once started.
+    public var port: Int? { server.withLock { $0.channel?.localAddress?.port } }
+
+    /// Serves until graceful shutdown.
+    public func run() async throws {
+        try await start()
+        try? await gracefulShutdown()
+        await stop()
+    }
+
+    /// Closes the listening socket and every connection.
+    public func stop() async {
+        let (listener, connections) = server.withLock { state in
+            defer { state = (nil, [:]) }
+            return (state.channel, Array(state.connections.values))
+        }
+        try? await listener?.close()
+        for connection in connections { try? await connection.close() }
+    }
+
+    private func track(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        server.withLock { $0.connections[id] = channel }
+        connectionsOpened.add(1, ordering: .relaxed)
+        channel.closeFuture.whenComplete { [self] _ in _ = server.withLock { $0.connections.removeValue(forKey: id) } }
+    }
+
+    func observeConcurrency(_ value: Int) {
+        _ = peakConcurrency.max(value, ordering: .relaxed)
+    }
+
+    // MARK: In-process control
+
+    /// Notifications accepted so far (most recent last).
+    public var received: [APNsReceivedNotification] { recorder.accepted }
+    /// How many notifications were accepted (keeps counting past the record capacity).
+    public var acceptedCount: Int { recorder.acceptedCount }
+    /// Rules broken by requests, e.g. `BadPriority: background push with priority 10`.
+    public var violations: [String] { recorder.violations }
+    /// Faults injected into answers.
+    public var faults: FaultInjection {
+        get { recorder.faults }
+        set { recorder.faults = newValue }
+    }
+    /// The most streams seen open at once on one connection.
+    public var peakConcurrentStreams: Int { peakConcurrency.load(ordering: .relaxed) }
+    /// Connections accepted since start.
+    public var connectionsAccepted: Int { connectionsOpened.load(ordering: .relaxed) }
+    /// Connections open now.
+    public var openConnections: Int { server.withLock { $0.connections.count } }
+
+    /// Clears records, faults, device states and statistics.
+    public func reset() {
+        recorder.reset()
+        recorder.faults = .none
+        rules.clearDevices()
+        rules.expireProviderTokens(issuedAtOrBefore: .distantPast)
+        peakConcurrency.store(0, ordering: .relaxed)
+    }
+
+    /// Sets how the emulator answers for a device token (`nil`: active again), for the next `times` requests to
+    /// it or until changed.
+    public func setDevice(_ deviceToken: String, _ state: APNsDeviceState?, times: Int? = nil) {
+        rules.setDevice(deviceToken, state, times: times)
+    }
+
+    /// Makes every provider token issued at or before `date` answer `ExpiredProviderToken`.
+    public func expireProviderTokens(issuedAtOrBefore date: Date) {
+        rules.expireProviderTokens(issuedAtOrBefore: date)
+    }
+
+    /// Sends GOAWAY on every open connection and closes them shortly after.
+    public func goAway() { broadcast(.goAway) }
+
+    /// Closes every open connection abruptly.
+    public func dropConnections() { broadcast(.drop) }
+
+    private func broadcast(_ command: APNsEmulatorCommand) {
+        for channel in server.withLock({ Array($0.connections.values) }) {
+            channel.pipeline.fireUserInboundEventTriggered(command)
+        }
+    }
+
+    // MARK: Admin API
+
+    /// Answers an admin request under `/_emulator/`:
+    ///
+    /// - `GET /_emulator/received`: accepted notifications as a JSON array, most recent last.
+    /// - `GET /_emulator/violations`: broken rules as a JSON array of strings.
+    /// - `GET /_emulator/stats`: counts (accepted, violations, connections, peak concurrent streams).
+    /// - `POST /_emulator/reset`: clears records, faults and device states.
+    /// - `POST /_emulator/faults` with a JSON body `{"serverErrorRate":0,"unavailableRate":0,"throttleRate":0,
+    ///   "retryAfterSeconds":1,"latencyMilliseconds":0,"dropConnectionRate":0}`.
+    /// - `POST /_emulator/devices/<token>` with `{"state":"unregistered"|"expired"|"bad"|"notForTopic"|"active",
+    ///   "timestamp":<ms>}` or `{"status":400,"reason":"BadCollapseId"}`.
+    /// - `POST /_emulator/goaway`, `POST /_emulator/drop`: GOAWAY or drop every connection.
+    func admin(method: String, path: String, body: ByteBuffer?) -> (Int, ByteBuffer) {
+        let route = path.split(separator: "?").first.map(String.init) ?? path
+        let json = body.flatMap { try? JSONValue(parsing: $0.readableBytesView) }?.objectValue ?? [:]
+        func number(_ key: String) -> Double? {
+            if case .number(let value)? = json[key] { return value }
+            return nil
+        }
+        switch (method, route) {
+        case ("GET", "/_emulator/received"):
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            encoder.outputFormatting = [.sortedKeys]
+            return (200, ByteBuffer(bytes: (try? encoder.encode(received)) ?? Data("[]".utf8)))
+        case ("GET", "/_emulator/violations"):
+            return (200, ByteBuffer(string: JSONValue.array(violations.map { .string($0) }).jsonString()))
+        case ("GET", "/_emulator/stats"):
+            let stats: JSONValue = [
+                "accepted": .number(Double(acceptedCount)), "violations": .number(Double(violations.count)),
+                "openConnections": .number(Double(openConnections)), "connectionsAccepted": .number(Double(connectionsAccepted)),
+                "peakConcurrentStreams": .number(Double(peakConcurrentStreams)),
+            ]
+            return (200, ByteBuffer(string: stats.jsonString()))
+        case ("POST", "/_emulator/reset"):
+            reset()
+            return (200, ByteBuffer(string: "{}"))
+        case ("POST", "/_emulator/faults"):
+            faults = FaultInjection(
+                serverErrorRate: number("serverErrorRate") ?? 0, unavailableRate: number("unavailableRate") ?? 0,
+                throttleRate: number("throttleRate") ?? 0, retryAfterSeconds: Int(number("retryAfterSeconds") ?? 1),
+                latency: .milliseconds(Int(number("latencyMilliseconds") ?? 0)),
+                dropConnectionRate: number("dropConnectionRate") ?? 0)
+            return (200, ByteBuffer(string: "{}"))
+        case ("POST", "/_emulator/goaway"):
+            goAway()
+            return (200, ByteBuffer(string: "{}"))
+        case ("POST", "/_emulator/drop"):
+            dropConnections()
+            return (200, ByteBuffer(string: "{}"))
+        case ("POST", _) where route.hasPrefix("/_emulator/devices/"):
+            let token = String(route.dropFirst("/_emulator/devices/".count))
+            let date = number("timestamp").map { Date(timeIntervalSince1970: $0 / 1000) } ?? configuration.clock.now()
+            let state: APNsDeviceState?
+            switch json["state"]?.stringValue {
+            case "unregistered": state = .unregistered(date)
+            case "expired": state = .expired(date)
+            case "bad": state = .bad
+            case "notForTopic": state = .notForTopic
+            case "active": state = nil
+            default:
+                guard let status = number("status"), let reason = json["reason"]?.stringValue else {
+                    return (400, ByteBuffer(string: #"{"error":"give state (unregistered, expired, bad, notForTopic, active) or status and reason"}"#))
+                }
+                state = .reply(status: Int(status), reason: reason)
+            }
+            setDevice(token, state)
+            return (200, ByteBuffer(string: "{}"))
+        default:
+            return (404, ByteBuffer(string: #"{"error":"unknown emulator endpoint"}"#))
+        }
+    }
+}

@@ -1,0 +1,295 @@
+import Crypto
+import Foundation
+import NIOCore
+import NIOHPACK
+import NotificationHub
+import Synchronization
+
+/// A notification the APNs emulator accepted.
+public struct APNsReceivedNotification: Sendable, Hashable, Codable {
+    /// The device token from the path.
+    public var deviceToken: String
+    /// The `apns-id` answered (the request's, or one the emulator generated).
+    public var apnsID: String
+    /// Every request header except `authorization` and pseudo-headers, names in lower case (`apns-topic`, …).
+    public var headers: [String: String]
+    /// The provider token (the JWT after `bearer `).
+    public var providerToken: String
+    /// The JSON payload.
+    public var payload: String
+    /// When it was accepted, by the emulator's clock.
+    public var receivedAt: Date
+}
+
+/// What the emulator knows about a device token; tokens it was told nothing about are active.
+public enum APNsDeviceState: Sendable, Hashable {
+    /// Answered 410 `Unregistered` with the given time as `timestamp`.
+    case unregistered(Date)
+    /// Answered 410 `ExpiredToken` with the given time as `timestamp`.
+    case expired(Date)
+    /// Answered 400 `BadDeviceToken`.
+    case bad
+    /// Answered 400 `DeviceTokenNotForTopic`.
+    case notForTopic
+    /// Answered with any status and reason (to drive every error path).
+    case reply(status: Int, reason: String)
+}
+
+/// One answer of the emulator.
+struct APNsAnswer: Sendable {
+    var status: Int
+    var reason: String?
+    var timestamp: Int64?
+    var retryAfter: Int?
+    var apnsID: String?
+    var dropConnection = false
+
+    static func error(_ status: Int, _ reason: String) -> APNsAnswer { APNsAnswer(status: status, reason: reason) }
+}
+
+/// Per-connection provider-token state: what APNs remembers about a connection's token.
+struct APNsConnectionTokenState {
+    var token: String?
+    var issuedAt: Date = .distantPast
+    var changedAt: Date?
+    var authenticated = false
+    var lastValidPayload: (payload: ByteBuffer, background: Bool)?
+}
+
+/// The push types APNs knows, with the topic suffix each requires.
+enum APNsPushTypes {
+    static let suffixes: [String: String] = [
+        "alert": "", "background": "", "mdm": "", "widgets": ".push-type.widgets", "voip": ".voip",
+        "complication": ".complication", "fileprovider": ".pushkit.fileprovider", "liveactivity": ".push-type.liveactivity",
+        "location": ".location-query", "pushtotalk": ".voip-ptt", "controls": ".push-type.controls",
+    ]
+}
+
+/// The checks APNs applies to a request, in APNs' order, and the recording of what passed.
+final class APNsRequestRules: Sendable {
+    let configuration: APNsEmulatorConfiguration
+    let recorder: EmulatorRecorder<APNsReceivedNotification>
+    private let devices = Mutex<[String: (state: APNsDeviceState, remaining: Int?)]>([:])
+    private let revokedBefore = Mutex<Date?>(nil)
+    private let topics: Set<String>
+
+    init(configuration: APNsEmulatorConfiguration) {
+        self.configuration = configuration
+        self.recorder = EmulatorRecorder(capacity: configuration.recordCapacity)
+        self.topics = Set(configuration.topics)
+    }
+
+    func setDevice(_ token: String, _ state: APNsDeviceState?, times: Int? = nil) {
+        devices.withLock { $0[token.lowercased()] = state.map { ($0, times) } }
+    }
+
+    func clearDevices() { devices.withLock { $0.removeAll() } }
+
+    /// Tokens issued at or before `date` are answered `ExpiredProviderToken`.
+    func expireProviderTokens(issuedAtOrBefore date: Date) { revokedBefore.withLock { $0 = date } }
+
+    /// Checks one request; `token` is the connection's provider-token state.
+    func answer(
+        method: String?, path: String?, headers: HPACKHeaders, body: ByteBuffer?, token: inout APNsConnectionTokenState
+    ) -> APNsAnswer {
+        var seen = Set<String>()
+        for (name, _, _) in headers where !name.hasPrefix(":") {
+            if !seen.insert(name).inserted { return violation(.error(400, "DuplicateHeaders"), "duplicate header \(name)") }
+        }
+        guard method == "POST" else { return violation(.error(405, "MethodNotAllowed"), "method \(method ?? "-")") }
+        guard let path, path.hasPrefix("/3/device/") else { return violation(.error(404, "BadPath"), "path \(path ?? "-")") }
+        let deviceToken = String(path.dropFirst("/3/device/".count))
+
+        // Provider token.
+        guard let authorization = headers.first(name: "authorization") else {
+            return violation(.error(403, "MissingProviderToken"), "no authorization header")
+        }
+        guard authorization.hasPrefix("bearer ") else {
+            return violation(.error(403, "InvalidProviderToken"), "authorization is not 'bearer <token>'")
+        }
+        let jwt = String(authorization.dropFirst(7))
+        let now = configuration.clock.now()
+        if jwt != token.token {
+            guard let issuedAt = verify(jwt) else {
+                return violation(.error(403, "InvalidProviderToken"), "provider token signature, kid, iss or alg invalid")
+            }
+            if issuedAt > now + 60 {
+                return violation(.error(403, "InvalidProviderToken"), "provider token iat is in the future")
+            }
+            if token.token != nil, let changedAt = token.changedAt,
+                now.timeIntervalSince(changedAt) < configuration.tokenMinimumRefreshInterval
+            {
+                return violation(.error(429, "TooManyProviderTokenUpdates"), "provider token changed too often on one connection")
+            }
+            token.changedAt = now
+            token.token = jwt
+            token.issuedAt = issuedAt
+        }
+        if now.timeIntervalSince(token.issuedAt) > configuration.tokenMaximumAge
+            || (revokedBefore.withLock { $0 }.map { token.issuedAt <= $0 } ?? false)
+        {
+            return violation(.error(403, "ExpiredProviderToken"), "provider token older than allowed")
+        }
+        token.authenticated = true
+        let answer = checkRequest(deviceToken: deviceToken, headers: headers, body: body, jwt: jwt, now: now, token: &token)
+        return answer
+    }
+
+    private func checkRequest(
+        deviceToken: String, headers: HPACKHeaders, body: ByteBuffer?, jwt: String, now: Date,
+        token: inout APNsConnectionTokenState
+    ) -> APNsAnswer {
+        if deviceToken.isEmpty { return violation(.error(400, "MissingDeviceToken"), "no device token") }
+        guard deviceToken.count % 2 == 0, deviceToken.count >= 32, deviceToken.count <= 400,
+            deviceToken.utf8.allSatisfy({ $0.isHexDigit })
+        else { return violation(.error(400, "BadDeviceToken"), "malformed device token") }
+
+        var apnsID = headers.first(name: "apns-id")
+        if let id = apnsID, UUID(uuidString: id) == nil || id.count != 36 {
+            return violation(.error(400, "BadMessageId"), "apns-id is not a UUID")
+        }
+        let pushType = headers.first(name: "apns-push-type") ?? "alert"
+        guard let suffix = APNsPushTypes.suffixes[pushType] else {
+            return violation(.error(400, "InvalidPushType"), "apns-push-type \(pushType)")
+        }
+        guard let topic = headers.first(name: "apns-topic") else {
+            return violation(.error(400, "MissingTopic"), "no apns-topic")
+        }
+        if !suffix.isEmpty {
+            guard topic.hasSuffix(suffix) else { return violation(.error(400, "BadTopic"), "\(pushType) topic without \(suffix)") }
+            guard topics.contains(String(topic.dropLast(suffix.count))) else {
+                return violation(.error(400, "TopicDisallowed"), "topic \(topic)")
+            }
+        } else if !topics.contains(topic) {
+            return violation(.error(400, "TopicDisallowed"), "topic \(topic)")
+        }
+        if let priority = headers.first(name: "apns-priority") {
+            guard ["1", "5", "10"].contains(priority) else { return violation(.error(400, "BadPriority"), "apns-priority \(priority)") }
+            if pushType == "background" && priority != "5" {
+                return violation(.error(400, "BadPriority"), "background push with priority \(priority)")
+            }
+        } else if pushType == "background" {
+            return violation(.error(400, "BadPriority"), "background push without apns-priority 5")
+        }
+        if let expiration = headers.first(name: "apns-expiration"), Int64(expiration).map({ $0 < 0 }) ?? true {
+            return violation(.error(400, "BadExpirationDate"), "apns-expiration \(expiration)")
+        }
+        if let collapseID = headers.first(name: "apns-collapse-id"), collapseID.utf8.count > 64 {
+            return violation(.error(400, "BadCollapseId"), "apns-collapse-id longer than 64 bytes")
+        }
+        guard let body, body.readableBytes > 0 else { return violation(.error(400, "PayloadEmpty"), "empty payload") }
+        let limit = pushType == "voip" ? 5120 : 4096
+        if body.readableBytes > limit {
+            return violation(.error(413, "PayloadTooLarge"), "payload of \(body.readableBytes) bytes")
+        }
+        if let problem = payloadProblem(body, background: pushType == "background", cache: &token.lastValidPayload) {
+            return violation(.error(400, "BadPayload"), problem)
+        }
+
+        switch recorder.faults.decide() {
+        case .dropConnection: return APNsAnswer(status: 0, dropConnection: true)
+        case .serverError: return .error(500, "InternalServerError")
+        case .unavailable:
+            var answer = APNsAnswer.error(503, "ServiceUnavailable")
+            answer.retryAfter = recorder.faults.retryAfterSeconds
+            return answer
+        case .throttle:
+            var answer = APNsAnswer.error(429, "TooManyRequests")
+            answer.retryAfter = recorder.faults.retryAfterSeconds
+            return answer
+        case .proceed: break
+        }
+
+        let state: APNsDeviceState? = devices.withLock { devices in
+            guard !devices.isEmpty else { return nil }
+            let key = deviceToken.lowercased()
+            guard let entry = devices[key] else { return nil }
+            if let remaining = entry.remaining {
+                if remaining <= 1 { devices.removeValue(forKey: key) } else { devices[key]!.remaining = remaining - 1 }
+            }
+            return entry.state
+        }
+        if let state {
+            switch state {
+            case .unregistered(let date):
+                var answer = APNsAnswer.error(410, "Unregistered")
+                answer.timestamp = Int64(date.timeIntervalSince1970 * 1000)
+                return answer
+            case .expired(let date):
+                var answer = APNsAnswer.error(410, "ExpiredToken")
+                answer.timestamp = Int64(date.timeIntervalSince1970 * 1000)
+                return answer
+            case .bad: return .error(400, "BadDeviceToken")
+            case .notForTopic: return .error(400, "DeviceTokenNotForTopic")
+            case .reply(let status, let reason):
+                var answer = APNsAnswer.error(status, reason)
+                if status == 429 || status == 503 { answer.retryAfter = recorder.faults.retryAfterSeconds }
+                if status == 410 { answer.timestamp = Int64(now.timeIntervalSince1970 * 1000) }
+                return answer
+            }
+        }
+
+        if apnsID == nil { apnsID = UUID().uuidString }
+        if configuration.recordCapacity > 0 {
+            var recorded: [String: String] = [:]
+            for (name, value, _) in headers where !name.hasPrefix(":") && name != "authorization" { recorded[name] = value }
+            recorder.accept(
+                APNsReceivedNotification(
+                    deviceToken: deviceToken, apnsID: apnsID!, headers: recorded, providerToken: jwt,
+                    payload: String(buffer: body), receivedAt: now))
+        } else {
+            recorder.accept(Self.unrecorded)
+        }
+        return APNsAnswer(status: 200, apnsID: apnsID)
+    }
+
+    /// Checks the payload is a JSON object with an `aps` dictionary (holding `content-available` for background
+    /// pushes). The last valid payload of a connection is remembered so identical payloads are parsed once.
+    private func payloadProblem(_ body: ByteBuffer, background: Bool, cache: inout (payload: ByteBuffer, background: Bool)?) -> String? {
+        if let cache, cache.background == background, cache.payload == body { return nil }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+            let aps = object["aps"] as? [String: Any]
+        else { return "payload is not a JSON object with an aps dictionary" }
+        if background && aps["content-available"] == nil { return "background push without content-available" }
+        cache = (body, background)
+        return nil
+    }
+
+    /// Counted but not kept (record capacity 0, for benchmarks).
+    static let unrecorded = APNsReceivedNotification(
+        deviceToken: "", apnsID: "", headers: [:], providerToken: "", payload: "", receivedAt: .distantPast)
+
+    private func violation(_ answer: APNsAnswer, _ description: String) -> APNsAnswer {
+        recorder.violation("\(answer.reason ?? "\(answer.status)"): \(description)")
+        return answer
+    }
+
+    /// Verifies an ES256 provider token's signature, `alg`, `kid` and `iss`; returns its `iat`.
+    func verify(_ jwt: String) -> Date? {
+        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
+            let signatureData = Base64URL.decode(parts[2]),
+            let header = (try? JSONValue(parsing: headerData))?.objectValue,
+            let claims = (try? JSONValue(parsing: claimsData))?.objectValue,
+            header["alg"] == .string("ES256"), header["kid"] == .string(configuration.keyID),
+            claims["iss"] == .string(configuration.teamID), case .number(let iat)? = claims["iat"],
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData)
+        else { return nil }
+        let signed = Data(jwt.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        guard configuration.publicKey.isValidSignature(signature, for: signed) else { return nil }
+        return Date(timeIntervalSince1970: iat)
+    }
+}
+
+/// Base64url without padding, as used by JWTs.
+enum Base64URL {
+    static func decode(_ text: some StringProtocol) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64)
+    }
+}
+
+extension UInt8 {
+    var isHexDigit: Bool { (48...57).contains(self) || (65...70).contains(self) || (97...102).contains(self) }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+
+/// Commands sent down an emulator connection's pipeline as inbound user events.
+enum APNsEmulatorCommand: Sendable {
+    /// Send GOAWAY (no error) naming the last stream seen, then close.
+    case goAway
+    /// Close the connection without a word.
+    case drop
+}
+
+/// Serves one HTTP/2 connection frame by frame: collects each stream's headers and body, applies APNs' rules, and
+/// answers on the same stream. Raises `SETTINGS_MAX_CONCURRENT_STREAMS` after the first authenticated request.
+///
+/// Confined to its channel's event loop.
+final class APNsServerConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    private struct Stream {
+        var headers: HPACKHeaders
+        var body: ByteBuffer?
+    }
+
+    private let emulator: APNsEmulator
+    private var streams: [HTTP2StreamID: Stream] = [:]
+    private var token = APNsConnectionTokenState()
+    private var raised = false
+    private var lastStreamID = HTTP2StreamID.rootStream
+    private var open = 0
+    private var needsFlush = false
+    private var closing = false
+
+    init(emulator: APNsEmulator) {
+        self.emulator = emulator
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        // A large connection window so hundreds of requests in flight do not stall.
+        context.write(
+            wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: 16 << 20))),
+            promise: nil)
+        context.flush()
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.payload {
+        case .headers(let headers):
+            if streams[frame.streamID] == nil {
+                // After GOAWAY, new streams are refused.
+                if closing {
+                    context.write(wrapOutboundOut(HTTP2Frame(streamID: frame.streamID, payload: .rstStream(.refusedStream))), promise: nil)
+                    needsFlush = true
+                    return
+                }
+                streams[frame.streamID] = Stream(headers: headers.headers, body: nil)
+                open += 1
+                emulator.observeConcurrency(open)
+                if frame.streamID > lastStreamID { lastStreamID = frame.streamID }
+            }
+            if headers.endStream { handle(streamID: frame.streamID, context: context) }
+        case .data(let data):
+            guard var stream = streams[frame.streamID] else { return }
+            if case .byteBuffer(var buffer) = data.data, buffer.readableBytes > 0 {
+                if stream.body == nil {
+                    stream.body = buffer
+                } else {
+                    stream.body!.writeBuffer(&buffer)
+                }
+                streams[frame.streamID] = stream
+            }
+            if data.endStream { handle(streamID: frame.streamID, context: context) }
+        case .rstStream:
+            if streams.removeValue(forKey: frame.streamID) != nil { open -= 1 }
+        default:
+            break
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if needsFlush {
+            needsFlush = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case APNsEmulatorCommand.goAway:
+            closing = true
+            context.writeAndFlush(
+                wrapOutboundOut(
+                    HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))),
+                promise: nil)
+            let channel = context.channel
+            context.eventLoop.scheduleTask(in: .milliseconds(100)) { channel.close(promise: nil) }
+        case APNsEmulatorCommand.drop:
+            context.close(promise: nil)
+        default:
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    private func handle(streamID: HTTP2StreamID, context: ChannelHandlerContext) {
+        guard let stream = streams.removeValue(forKey: streamID) else { return }
+        let method = stream.headers.first(name: ":method")
+        let path = stream.headers.first(name: ":path")
+        if let path, path.hasPrefix("/_emulator/") {
+            let (status, body) = emulator.admin(method: method ?? "GET", path: path, body: stream.body)
+            write(status: status, apnsID: nil, retryAfter: nil, json: body, streamID: streamID, context: context)
+            return
+        }
+        let answer = emulator.rules.answer(method: method, path: path, headers: stream.headers, body: stream.body, token: &token)
+        if answer.dropConnection {
+            context.close(promise: nil)
+            return
+        }
+        let json: ByteBuffer? = answer.reason.map { reason in
+            if let timestamp = answer.timestamp {
+                return ByteBuffer(string: #"{"reason":"\#(reason)","timestamp":\#(timestamp)}"#)
+            }
+            return ByteBuffer(string: #"{"reason":"\#(reason)"}"#)
+        }
+        let latency = emulator.rules.recorder.faults.latency
+        if latency > .zero {
+            let nanoseconds = latency.components.seconds * 1_000_000_000 + latency.components.attoseconds / 1_000_000_000
+            context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
+                write(status: answer.status, apnsID: answer.apnsID, retryAfter: answer.retryAfter, json: json, streamID: streamID, context: context)
+                context.flush()
+            }
+        } else {
+            write(status: answer.status, apnsID: answer.apnsID, retryAfter: answer.retryAfter, json: json, streamID: streamID, context: context)
+        }
+        if token.authenticated && !raised {
+            raised = true
+            let settings = HTTP2Frame(
+                streamID: .rootStream,
+                payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: emulator.configuration.maximumConcurrentStreams)])))
+            context.write(wrapOutboundOut(settings), promise: nil)
+            needsFlush = true
+        }
+    }
+
+    private func write(
+        status: Int, apnsID: String?, retryAfter: Int?, json: ByteBuffer?, streamID: HTTP2StreamID, context: ChannelHandlerContext
+    ) {
+        open -= 1
+        guard context.channel.isActive else { return }
+        var headers = HPACKHeaders()
+        headers.add(name: ":status", value: String(status))
+        if let apnsID { headers.add(name: "apns-id", value: apnsID) }
+        if let retryAfter { headers.add(name: "retry-after", value: String(retryAfter)) }
+        if let json {
+            headers.add(name: "content-type", value: "application/json")
+            headers.add(name: "content-length", value: String(json.readableBytes))
+        }
+        context.write(
+            wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: json == nil)))),
+            promise: nil)
+        if let json {
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(json), endStream: true)))), promise: nil)
+        }
+        needsFlush = true
+    }
+}
