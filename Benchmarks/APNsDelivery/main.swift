@@ -157,7 +157,7 @@ if options.adapterOnly {
         rates.append(Double(options.devices) / seconds)
     }
 } else {
-    let store = try await SQLiteInstallationStore.open(storage: .memory, logger: logger)
+    let store = try await SQLInstallationStore.open(storage: .memory, logger: logger)
     let registering = ContinuousClock.now
     for chunk in stride(from: 0, to: options.devices, by: 5000) {
         try await store.upsert(

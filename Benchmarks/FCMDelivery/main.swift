@@ -63,7 +63,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
             endpoint: "https://127.0.0.1:\(ports.service)", caCertificatePEM: tls.caCertificatePEM,
             maximumConcurrentRequests: concurrency, connections: connections),
         logger: logger)
-    let store = try await SQLiteInstallationStore.open(storage: .sqlite(path: path), logger: logger)
+    let store = try await SQLInstallationStore.open(storage: .sqlite(path: path), logger: logger)
     var batch: [Installation] = []
     for index in 0..<devices {
         batch.append(

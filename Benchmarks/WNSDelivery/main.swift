@@ -48,7 +48,7 @@ let adapter = WNSAdapter(
     logger: logger)
 
 let path = FileManager.default.temporaryDirectory.appendingPathComponent("wns-bench-\(UUID().uuidString).sqlite").path
-let store = try await SQLiteInstallationStore.open(storage: .sqlite(path: path), logger: logger)
+let store = try await SQLInstallationStore.open(storage: .sqlite(path: path), logger: logger)
 let uris = emulator.createChannels(count: devices, prefix: "bench")
 var installations: [Installation] = []
 for (index, uri) in uris.enumerated() {

@@ -103,13 +103,13 @@ import Testing
     }
 
     @Test func keepAlivePingsAreAnsweredAndKeepTheConnection() async throws {
-        try await APNsHarness.with(connections: 1, pingInterval: .milliseconds(100), pingTimeout: .milliseconds(1500)) {
+        try await APNsHarness.with(connections: 1, pingInterval: .milliseconds(100), pingTimeout: .milliseconds(4000)) {
             (hub) async throws in
             let token = APNsHarness.deviceToken(8)
             #expect(try await hub.sendDirect(to: [token]).count(of: .success) == 1)
-            // About 20 PING rounds: an unacknowledged PING would close the connection after 1.5 s and force a
+            // About 45 PING rounds: an unacknowledged PING would close the connection after 4 s and force a
             // reconnect (the timeout leaves room for event loops busy with the other tests).
-            try await Task.sleep(for: .milliseconds(2200))
+            try await Task.sleep(for: .milliseconds(4500))
             #expect(try await hub.sendDirect(to: [token]).count(of: .success) == 1)
             #expect(hub.adapter.connectionsOpened == 1)
             #expect(hub.emulator.connectionsAccepted == 1)

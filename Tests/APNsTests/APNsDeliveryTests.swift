@@ -147,7 +147,7 @@ import Testing
 
     @Test func retryableAnswersAreRetriedAndRetryAfterIsHonoured() async throws {
         let patient = DeliveryConfiguration(
-            pageSize: 100, batchSize: 50, concurrency: 2, abandonAfterSeconds: 2, maximumAttempts: 4,
+            pageSize: 100, batchSize: 50, concurrency: 2, abandonAfterSeconds: 10, maximumAttempts: 4,
             initialBackoffSeconds: 0.01, maximumBackoffSeconds: 0.02)
         try await APNsHarness.with(delivery: patient) { (hub) async throws in
             let token = APNsHarness.deviceToken(30)
@@ -160,7 +160,7 @@ import Testing
             #expect(try await hub.sendDirect(to: [token]).counts == [.apns: [.success: 1]])
             #expect(hub.emulator.acceptedCount == 3)
 
-            // Retry-After of 30 s does not fit in the 2 s abandon window: the dispatcher gives up instead of
+            // Retry-After of 30 s does not fit in the 10 s abandon window: the dispatcher gives up instead of
             // retrying early, which proves the adapter passed Retry-After on.
             hub.emulator.faults = FaultInjection(retryAfterSeconds: 30)
             hub.emulator.setDevice(token, .reply(status: 429, reason: "TooManyRequests"), times: 1)

@@ -25,7 +25,7 @@ struct APNsHarness {
 
     let emulator: APNsEmulator
     let adapter: APNsAdapter
-    let store: SQLiteInstallationStore
+    let store: SQLInstallationStore
     let dispatcher: Dispatcher
 
     /// A device token: 32 bytes of hex, distinct per index.
@@ -65,7 +65,7 @@ struct APNsHarness {
                 connections: connections, requestTimeout: .seconds(20), pingInterval: pingInterval,
                 pingTimeout: pingTimeout, clock: emulatorClock),
             logger: logger)
-        let store = try await SQLiteInstallationStore.open(storage: .memory, logger: logger)
+        let store = try await SQLInstallationStore.open(storage: .memory, logger: logger)
         let dispatcher = Dispatcher(store: store, adapters: try AdapterSet([adapter]), configuration: delivery, logger: logger)
         let harness = APNsHarness(emulator: emulator, adapter: adapter, store: store, dispatcher: dispatcher)
         do {

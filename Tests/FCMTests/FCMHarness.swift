@@ -12,7 +12,7 @@ import _CryptoExtras
 struct FCMHarness: Sendable {
     let emulator: FCMEmulator
     let adapter: FCMAdapter
-    let store: SQLiteInstallationStore
+    let store: SQLInstallationStore
     let dispatcher: Dispatcher
     let ports: FCMEmulator.Ports
 
@@ -83,7 +83,7 @@ struct FCMHarness: Sendable {
                 return nil
             }
             let ports = await emulator.ports()
-            let store = try await SQLiteInstallationStore.open(storage: .memory, logger: logger)
+            let store = try await SQLInstallationStore.open(storage: .memory, logger: logger)
             let account = try FCMServiceAccount(json: serviceAccountJSON(port: ports.service))
             let adapter = try FCMAdapter(
                 serviceAccount: account,

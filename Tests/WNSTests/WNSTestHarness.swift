@@ -10,7 +10,7 @@ import WNS
 struct WNSHarness {
     let emulator: WNSEmulator
     let adapter: WNSAdapter
-    let store: SQLiteInstallationStore
+    let store: SQLInstallationStore
     let dispatcher: Dispatcher
 
     static let tls: EmulatorTLS = try! EmulatorTLS.generate()
@@ -39,7 +39,7 @@ struct WNSHarness {
             maximumConnections: 8, maximumConcurrentRequests: 64, requestTimeout: .seconds(10))
         adapterSettings(&configuration)
         let adapter = WNSAdapter(configuration: configuration, clock: clock, logger: Logger(label: "wns"))
-        let store = try await SQLiteInstallationStore.open(storage: .memory, logger: Logger(label: "store"))
+        let store = try await SQLInstallationStore.open(storage: .memory, logger: Logger(label: "store"))
         let dispatcher = Dispatcher(
             store: store, adapters: try AdapterSet([adapter]), configuration: delivery, logger: Logger(label: "dispatcher"))
         let harness = WNSHarness(emulator: emulator, adapter: adapter, store: store, dispatcher: dispatcher)
