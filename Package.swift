@@ -243,6 +243,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "NotificationHub", "PushEmulator", "HubTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "HubServerTests",
             dependencies: [
                 "HubServer",

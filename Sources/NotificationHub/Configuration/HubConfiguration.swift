@@ -397,6 +397,9 @@ public struct DeliveryConfiguration: Sendable, Hashable {
     public var maximumBackoffSeconds: Double
     /// Notifications a hub fans out at the same time. Default 4.
     public var parallelNotifications: Int
+    /// Seconds a worker's lease on a notification lasts; a crashed worker's fan-out resumes elsewhere after it.
+    /// Renewed every third of it. Default 60.
+    public var leaseSeconds: Double
     /// What to do with an installation whose channel the platform reports expired. Default `markExpired`.
     public var expiredChannelPolicy: ExpiredChannelPolicy
     /// Adapter calls in flight per platform across all of the hub's notifications (platform name → limit).
@@ -417,8 +420,10 @@ public struct DeliveryConfiguration: Sendable, Hashable {
         pageSize: Int = 1000, batchSize: Int = 250, concurrency: Int = 8, abandonAfterSeconds: Double = 1800,
         maximumAttempts: Int = 8, initialBackoffSeconds: Double = 0.5, maximumBackoffSeconds: Double = 60,
         expiredChannelPolicy: ExpiredChannelPolicy = .markExpired, parallelNotifications: Int = 4,
-        pagesInFlight: Int = 3, platformConcurrency: [String: Int] = [:], rateLimitPerSecond: Double? = nil
+        pagesInFlight: Int = 3, platformConcurrency: [String: Int] = [:], rateLimitPerSecond: Double? = nil,
+        leaseSeconds: Double = 60
     ) {
+        self.leaseSeconds = leaseSeconds
         self.pagesInFlight = pagesInFlight
         self.platformConcurrency = platformConcurrency
         self.rateLimitPerSecond = rateLimitPerSecond
@@ -452,6 +457,7 @@ public struct DeliveryConfiguration: Sendable, Hashable {
         initialBackoffSeconds = node.seconds("initialBackoffSeconds", default: initialBackoffSeconds, in: 0...3600)
         maximumBackoffSeconds = node.seconds("maximumBackoffSeconds", default: maximumBackoffSeconds, in: 0...86_400)
         parallelNotifications = node.integer("parallelNotifications", default: parallelNotifications, in: 1...256)
+        leaseSeconds = node.seconds("leaseSeconds", default: leaseSeconds, in: 3...3600)
         let policy = node.choice("expiredChannelPolicy", ["markExpired", "delete"], default: expiredChannelPolicy.rawValue)
         expiredChannelPolicy = ExpiredChannelPolicy(rawValue: policy) ?? .markExpired
         node.rejectUnknownKeys()

@@ -243,7 +243,7 @@ public final class Hub: Service, Sendable {
                     while inFlight.withLock({ $0 }) < limit, !Task.isShuttingDownGracefully {
                         let record: NotificationRecord?
                         do {
-                            record = try await notifications.claim(owner: owner, leaseSeconds: Self.leaseSeconds, now: clock.now())
+                            record = try await notifications.claim(owner: owner, leaseSeconds: self.leaseSeconds, now: clock.now())
                         } catch {
                             logger.error("could not claim notifications", metadata: ["error": "\(error)"])
                             record = nil
@@ -265,8 +265,8 @@ public final class Hub: Service, Sendable {
         try await database?.close()
     }
 
-    /// Seconds a worker holds a notification before another may take it over; renewed while working.
-    static let leaseSeconds = 60.0
+    /// Seconds a worker holds a notification before another may take it over; renewed every third of it.
+    var leaseSeconds: Double { configuration.delivery.leaseSeconds }
 
     /// Waits for an enqueue signal or the polling interval (scheduled sends, leases expired elsewhere).
     private func waitForWork() async {
@@ -293,8 +293,8 @@ public final class Hub: Service, Sendable {
             let added = try await withThrowingTaskGroup(of: DispatchSummary?.self) { group in
                 group.addTask {
                     while true {
-                        try await Task.sleep(for: .seconds(Self.leaseSeconds / 3))
-                        guard try await store.renewLease(id: id, owner: owner, leaseSeconds: Self.leaseSeconds, now: self.clock.now())
+                        try await Task.sleep(for: .seconds(self.leaseSeconds / 3))
+                        guard try await store.renewLease(id: id, owner: owner, leaseSeconds: self.leaseSeconds, now: self.clock.now())
                         else { throw HubError(.conflict, "the lease on notification \(id) was lost") }
                     }
                 }
