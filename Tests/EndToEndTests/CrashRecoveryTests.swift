@@ -58,7 +58,7 @@ import Testing
         // First run: killed once a third of the devices have it.
         let started = ContinuousClock.now
         let first = try HubProcess(configuration: configurationPath, logPath: directory + "/hub.log")
-        let reachedThird = try await waitUntil(timeout: .seconds(60)) { apns.emulator.acceptedCount >= Self.devices / 3 }
+        let reachedThird = try await waitUntil(timeout: .seconds(180)) { apns.emulator.acceptedCount >= Self.devices / 3 }
         first.kill9()
         let atKill = apns.emulator.acceptedCount
         #expect(reachedThird)
@@ -69,14 +69,14 @@ import Testing
         let second = try HubProcess(configuration: configurationPath, logPath: directory + "/hub.log")
         defer { second.terminate() }
         // The new process logs when it takes the fan-out over from its checkpoint.
-        let resumed = try await waitUntil(timeout: .seconds(60)) {
+        let resumed = try await waitUntil(timeout: .seconds(180)) {
             ((try? String(contentsOfFile: directory + "/hub.log", encoding: .utf8)) ?? "").contains("resuming a fan-out")
         }
         let resumeSeconds = ContinuousClock.now - restart
         let reader = try await HubDatabases.open(storage: .sqlite(path: database), logger: logger)
         let store = SQLNotificationStore(database: reader)
         var record: NotificationRecord?
-        _ = try await waitUntil(timeout: .seconds(90)) {
+        _ = try await waitUntil(timeout: .seconds(240)) {
             record = try await store.record(id: notification.id)
             return record?.state.isFinal == true
         }

@@ -7,7 +7,8 @@ import PushEmulator
 import Glibc
 #endif
 
-/// A `hub serve` process started from the `hub` executable built beside the tests, with its output in a file.
+/// A `hub serve` process started from the `hub` executable built beside the tests, with its output in a file. It
+/// runs at the lowest CPU priority so that it does not starve suites running beside it.
 final class HubProcess: Sendable {
     let pid: pid_t
     let logPath: String
@@ -24,7 +25,7 @@ final class HubProcess: Sendable {
             throw HubError(.invalidConfiguration, "the hub executable is not built at \(Self.executable)")
         }
         self.logPath = logPath
-        let arguments = ["/bin/bash", "-c", "exec \"$0\" serve -c \"$1\" >>\"$2\" 2>&1 </dev/null", Self.executable, configuration, logPath]
+        let arguments = ["/bin/bash", "-c", "exec nice -n 19 \"$0\" serve -c \"$1\" >>\"$2\" 2>&1 </dev/null", Self.executable, configuration, logPath]
         var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for argument in cArguments { free(argument) } }
         var pid: pid_t = 0

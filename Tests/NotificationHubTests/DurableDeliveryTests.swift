@@ -114,8 +114,8 @@ import Testing
             let notification = Notification(format: Self.format, body: "x", audience: .all)
             _ = try await notifications.enqueue(notification, scheduledTime: nil, idempotencyKey: nil)
             let now = Date()
-            let claimed = try await notifications.claim(owner: "a", leaseSeconds: 30, now: now)
-            #expect(claimed?.notification.id == notification.id)
+            let claimed = try await notifications.claim(owner: "a", leaseSeconds: 30, now: now, partitions: 1)
+            #expect(claimed?.record.notification.id == notification.id && claimed?.partition == 0)
             var summary = DispatchSummary()
             summary.record(.success, platform: Self.platform, count: 5)
             summary.record(.badChannel, platform: Self.platform, count: 3)
@@ -124,14 +124,13 @@ import Testing
                     time: now, platform: Self.platform, outcome: .badChannel, reason: "Bad", installationID: "i\($0)", handle: "dev-i\($0)")
             }
             let checkpoint = DispatchCheckpoint(summary: summary, failures: failures, cursor: InstallationCursor(position: 8))
-            #expect(try await notifications.recordCheckpoint(id: notification.id, owner: "a", checkpoint))
-            #expect(try await notifications.recordCheckpoint(id: notification.id, owner: "a", checkpoint))
+            #expect(try await notifications.recordCheckpoint(id: notification.id, partition: 0, owner: "a", checkpoint))
+            #expect(try await notifications.recordCheckpoint(id: notification.id, partition: 0, owner: "a", checkpoint))
             // Another owner (a worker whose lease was taken over) cannot record anything.
-            #expect(try await notifications.recordCheckpoint(id: notification.id, owner: "b", checkpoint) == false)
+            #expect(try await notifications.recordCheckpoint(id: notification.id, partition: 0, owner: "b", checkpoint) == false)
 
-            let progress = try await notifications.progress(id: notification.id)
-            #expect(progress.cursor == InstallationCursor(position: 8))
-            #expect(progress.summary.count(of: .success) == 10 && progress.summary.count(of: .badChannel) == 6)
+            let counts = try await notifications.record(id: notification.id)?.summary
+            #expect(counts?.count(of: .success) == 10 && counts?.count(of: .badChannel) == 6)
             let first = try await notifications.failures(id: notification.id, after: nil, limit: 4)
             #expect(first.failures.count == 4 && first.next != nil)
             let rest = try await notifications.failures(id: notification.id, after: first.next, limit: 4)
@@ -140,9 +139,14 @@ import Testing
             #expect(rest.failures.last?.reason == "Bad" && rest.failures.last?.handle == "dev-i2")
 
             // The lease expires: another worker takes the notification over and sees the progress.
-            let takeover = try await notifications.claim(owner: "b", leaseSeconds: 30, now: now + 31)
-            #expect(takeover?.notification.id == notification.id)
-            #expect(try await notifications.renewLease(id: notification.id, owner: "a", leaseSeconds: 30, now: now + 32) == false)
+            #expect(try await notifications.claim(owner: "b", leaseSeconds: 30, now: now + 10, partitions: 1) == nil)
+            let takeover = try await notifications.claim(owner: "b", leaseSeconds: 30, now: now + 31, partitions: 1)
+            #expect(takeover?.record.notification.id == notification.id)
+            #expect(takeover?.cursor == InstallationCursor(position: 8))
+            #expect(try await notifications.renewLease(id: notification.id, partition: 0, owner: "a", leaseSeconds: 30, now: now + 32) == false)
+            #expect(try await notifications.finishPartition(id: notification.id, partition: 0, owner: "a", now: now + 33) == nil)
+            #expect(try await notifications.finishPartition(id: notification.id, partition: 0, owner: "b", now: now + 33) == .completed)
+            #expect(try await notifications.record(id: notification.id)?.state == .completed)
             try await store.database.close()
         }
     }
@@ -157,12 +161,13 @@ import Testing
             _ = try await notifications.enqueue(notification, scheduledTime: nil, idempotencyKey: nil)
             // A worker that crashed after delivering the first 10 installations (store order) and recording them.
             let crashedAt = Date() - 120
-            _ = try await notifications.claim(owner: "crashed", leaseSeconds: 60, now: crashedAt)
+            _ = try await notifications.claim(owner: "crashed", leaseSeconds: 60, now: crashedAt, partitions: 1)
             let first = try await store.query(InstallationQuery(), after: nil, limit: 10)
             var done = DispatchSummary()
             done.record(.success, platform: Self.platform, count: 10)
             _ = try await notifications.recordCheckpoint(
-                id: notification.id, owner: "crashed", DispatchCheckpoint(summary: done, failures: [], cursor: first.next))
+                id: notification.id, partition: 0, owner: "crashed",
+                DispatchCheckpoint(summary: done, failures: [], cursor: first.next))
 
             let adapter = RecordingAdapter()
             let hub = Hub(
@@ -278,6 +283,44 @@ import Testing
                 #expect(record?.startTime == due)
             }
             #expect(adapter.received.map(\.payload) == ["later"])
+        }
+    }
+
+    @Test(arguments: TestBackend.all)
+    func twoWorkersSharePartitionsAndEachDeviceGetsItOnce(backend: TestBackend) async throws {
+        try await backend.run {
+            let store = try await InstallationStoreTests.makeStore()
+            let notifications = SQLNotificationStore(database: store.database)
+            let secure = SQLSecureNotificationStore(database: store.database)
+            _ = try await store.upsert(contentsOf: (0..<400).map { InstallationStoreTests.installation("i\($0)") })
+            var delivery = Self.configuration
+            delivery.partitions = 8
+            delivery.parallelNotifications = 2
+            let adapters = [RecordingAdapter(), RecordingAdapter()]
+            let hubs = try adapters.map { adapter in
+                Hub(
+                    configuration: HubConfiguration(name: "demo", delivery: delivery, adapters: try AdapterSet([adapter])),
+                    installations: store, notifications: notifications, secureNotifications: secure,
+                    logger: Logger(label: "test"))
+            }
+            let notification = Notification(format: Self.format, body: "x", audience: .all)
+            _ = try await hubs[0].enqueue(notification)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for hub in hubs { group.addTask { try await hub.run() } }
+                var record: NotificationRecord?
+                for _ in 0..<1000 {
+                    record = try await notifications.record(id: notification.id)
+                    if record?.state.isFinal == true { break }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                group.cancelAll()
+                #expect(record?.state == .completed)
+                #expect(record?.summary.count(of: .success) == 400)
+            }
+            let handles = adapters.flatMap { $0.received.map(\.handle) }
+            #expect(handles.count == 400 && Set(handles).count == 400)
+            #expect(adapters.allSatisfy { !$0.received.isEmpty }, "both workers delivered a share")
+            try await store.database.close()
         }
     }
 }

@@ -159,6 +159,7 @@ public struct HubConfiguration: Sendable {
         storage = StorageConfiguration(node.child("storage"), hubName: name)
         limits = HubLimits(node.child("limits"))
         delivery = DeliveryConfiguration(node.child("delivery"))
+        if case .postgres = storage, !node.child("delivery").child("partitions").isPresent { delivery.partitions = 4 }
         securePush = SecurePushConfiguration(node.child("securePush"))
         feedbackWebhook = FeedbackWebhookConfiguration(feedback: node.child("feedback"))
 
@@ -397,6 +398,9 @@ public struct DeliveryConfiguration: Sendable, Hashable {
     public var maximumBackoffSeconds: Double
     /// Notifications a hub fans out at the same time. Default 4.
     public var parallelNotifications: Int
+    /// Audience partitions a notification is split into, each leased separately, so that several workers (on one
+    /// node or several) fan one notification out at once. Default 1 (SQLite) or 4 (PostgreSQL).
+    public var partitions: Int
     /// Seconds a worker's lease on a notification lasts; a crashed worker's fan-out resumes elsewhere after it.
     /// Renewed every third of it. Default 60.
     public var leaseSeconds: Double
@@ -421,8 +425,9 @@ public struct DeliveryConfiguration: Sendable, Hashable {
         maximumAttempts: Int = 8, initialBackoffSeconds: Double = 0.5, maximumBackoffSeconds: Double = 60,
         expiredChannelPolicy: ExpiredChannelPolicy = .markExpired, parallelNotifications: Int = 4,
         pagesInFlight: Int = 3, platformConcurrency: [String: Int] = [:], rateLimitPerSecond: Double? = nil,
-        leaseSeconds: Double = 60
+        leaseSeconds: Double = 60, partitions: Int = 1
     ) {
+        self.partitions = partitions
         self.leaseSeconds = leaseSeconds
         self.pagesInFlight = pagesInFlight
         self.platformConcurrency = platformConcurrency
@@ -458,6 +463,7 @@ public struct DeliveryConfiguration: Sendable, Hashable {
         maximumBackoffSeconds = node.seconds("maximumBackoffSeconds", default: maximumBackoffSeconds, in: 0...86_400)
         parallelNotifications = node.integer("parallelNotifications", default: parallelNotifications, in: 1...256)
         leaseSeconds = node.seconds("leaseSeconds", default: leaseSeconds, in: 3...3600)
+        partitions = node.integer("partitions", default: partitions, in: 1...1024)
         let policy = node.choice("expiredChannelPolicy", ["markExpired", "delete"], default: expiredChannelPolicy.rawValue)
         expiredChannelPolicy = ExpiredChannelPolicy(rawValue: policy) ?? .markExpired
         node.rejectUnknownKeys()

@@ -132,9 +132,12 @@ public struct Dispatcher: Sendable {
     /// restarted hub resumes there and repeats at most the pages that were in flight.
     ///
     /// - Parameters:
+    ///   - cursor: resume after this position (a checkpoint or a partition's start).
+    ///   - upTo: stop after this position (a partition's end).
     ///   - abandonAfter: how long retryable deliveries may keep trying; defaults to the configured window.
     public func dispatch(
-        _ notification: Notification, resumingAfter cursor: InstallationCursor? = nil, abandonAfter: Duration? = nil,
+        _ notification: Notification, resumingAfter cursor: InstallationCursor? = nil, upTo: InstallationCursor? = nil,
+        abandonAfter: Duration? = nil,
         checkpoint: (@Sendable (DispatchCheckpoint) async throws -> Void)? = nil
     ) async throws -> DispatchSummary {
         let started = ContinuousClock.now
@@ -168,8 +171,12 @@ public struct Dispatcher: Sendable {
                     DispatchCheckpoint(summary: committed.summary, failures: committed.failures, cursor: committed.end))
             }
 
+            var submitted = 0
             func submit(_ page: PageResult, _ deliveries: [Delivery]) async throws {
-                while inFlight >= configuration.pagesInFlight { try await collect() }
+                // The window counts pages not yet committed (delivering, or done behind a slower page), so a
+                // restart repeats at most `pagesInFlight` pages.
+                while submitted - nextToCommit >= configuration.pagesInFlight { try await collect() }
+                submitted += 1
                 inFlight += 1
                 group.addTask { await deliver(page: page, deliveries, calls: calls, deadline: deadline) }
             }
@@ -189,7 +196,7 @@ public struct Dispatcher: Sendable {
                     expression: expression,
                     scope: properties == nil ? .installation : .includingTemplates,
                     platforms: adapters.platforms(for: notification.format),
-                    includeExpired: false)
+                    includeExpired: false, upTo: upTo)
                 var index = 0
                 for try await page in store.pages(query, pageSize: configuration.pageSize, after: cursor) {
                     var result = PageResult(index: index, end: page.next)

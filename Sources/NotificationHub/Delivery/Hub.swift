@@ -241,17 +241,21 @@ public final class Hub: Service, Sendable {
                 while !Task.isCancelled && !Task.isShuttingDownGracefully {
                     // Claim as many due notifications as there is room for.
                     while inFlight.withLock({ $0 }) < limit, !Task.isShuttingDownGracefully {
-                        let record: NotificationRecord?
+                        let claimed: DeliveryWork?
                         do {
-                            record = try await notifications.claim(owner: owner, leaseSeconds: self.leaseSeconds, now: clock.now())
+                            claimed = try await notifications.claim(
+                                owner: owner, leaseSeconds: self.leaseSeconds, now: clock.now(),
+                                partitions: configuration.delivery.partitions)
                         } catch {
                             logger.error("could not claim notifications", metadata: ["error": "\(error)"])
-                            record = nil
+                            claimed = nil
                         }
-                        guard let record else { break }
+                        guard let claimed else { break }
                         inFlight.withLock { $0 += 1 }
+                        // A new notification's other partitions are ready for other workers right away.
+                        if claimed.partition == 0 && claimed.cursor == nil { work.signal() }
                         group.addTask {
-                            await self.process(record)
+                            await self.process(claimed)
                             self.inFlight.withLock { $0 -= 1 }
                             self.work.signal()
                         }
@@ -273,37 +277,42 @@ public final class Hub: Service, Sendable {
         await work.wait(upTo: .milliseconds(250))
     }
 
-    func process(_ record: NotificationRecord) async {
+    func process(_ work: DeliveryWork) async {
+        let record = work.record
         let id = record.notification.id
+        let partition = work.partition
         var logger = logger
         logger[metadataKey: "notification.id"] = .string(id)
+        logger[metadataKey: "notification.partition"] = "\(partition)"
         let started = clock.now()
-        var summary: DispatchSummary
+        let summary: DispatchSummary
         do {
-            // A notification taken over from a crashed worker resumes after its last checkpoint.
-            let (previous, cursor) = try await notifications.progress(id: id)
-            summary = previous
-            if cursor != nil || previous.total > 0 {
-                logger.info("resuming a fan-out", metadata: ["notification.resumedAfter": "\(previous.total)"])
+            // A partition taken over from a crashed worker resumes after its last checkpoint.
+            if let cursor = work.cursor {
+                logger.info("resuming a fan-out", metadata: ["notification.resumedAfter": "\(cursor.position)"])
             }
             let elapsed = record.startTime.map { started.timeIntervalSince($0) } ?? 0
             let window = Duration.seconds(max(0, configuration.delivery.abandonAfterSeconds - elapsed))
             let owner = self.owner
             let store = notifications
-            let added = try await withThrowingTaskGroup(of: DispatchSummary?.self) { group in
+            let lost = HubError(.conflict, "the lease on notification \(id) partition \(partition) was lost")
+            summary = try await withThrowingTaskGroup(of: DispatchSummary?.self) { group in
                 group.addTask {
                     while true {
                         try await Task.sleep(for: .seconds(self.leaseSeconds / 3))
-                        guard try await store.renewLease(id: id, owner: owner, leaseSeconds: self.leaseSeconds, now: self.clock.now())
-                        else { throw HubError(.conflict, "the lease on notification \(id) was lost") }
+                        guard
+                            try await store.renewLease(
+                                id: id, partition: partition, owner: owner, leaseSeconds: self.leaseSeconds,
+                                now: self.clock.now())
+                        else { throw lost }
                     }
                 }
                 group.addTask {
                     try await self.dispatcher.dispatch(
-                        record.notification, resumingAfter: cursor, abandonAfter: window
+                        record.notification, resumingAfter: work.resumeAfter, upTo: work.upperBound, abandonAfter: window
                     ) { checkpoint in
-                        guard try await store.recordCheckpoint(id: id, owner: owner, checkpoint) else {
-                            throw HubError(.conflict, "the lease on notification \(id) was lost")
+                        guard try await store.recordCheckpoint(id: id, partition: partition, owner: owner, checkpoint) else {
+                            throw lost
                         }
                     }
                 }
@@ -317,20 +326,11 @@ public final class Hub: Service, Sendable {
                 group.cancelAll()
                 return result
             }
-            summary.merge(added)
         } catch {
             logger.error(
                 "fan-out stopped; it resumes from its last checkpoint when its lease expires",
                 metadata: ["error": "\(error)"])
             return
-        }
-        let state: NotificationState
-        if summary.total == 0 {
-            state = .noTargetFound
-        } else if summary.count(of: .abandoned) == summary.total {
-            state = .abandoned
-        } else {
-            state = .completed
         }
         for (platform, outcomes) in summary.counts {
             for (outcome, count) in outcomes {
@@ -341,15 +341,16 @@ public final class Hub: Service, Sendable {
             }
         }
         do {
-            try await notifications.finish(id: id, owner: owner, state: state, summary: summary, now: clock.now())
+            let final = try await notifications.finishPartition(id: id, partition: partition, owner: owner, now: clock.now())
+            logger.info(
+                final == nil ? "partition finished" : "notification finished",
+                metadata: [
+                    "notification.state": .string(final?.name ?? "Processing"),
+                    "notification.partitionTargets": "\(summary.total)",
+                    "notification.seconds": "\(clock.now().timeIntervalSince(record.startTime ?? started))",
+                ])
         } catch {
             logger.error("could not record the outcome", metadata: ["error": "\(error)"])
         }
-        logger.info(
-            "notification finished",
-            metadata: [
-                "notification.state": .string(state.name), "notification.targets": "\(summary.total)",
-                "notification.seconds": "\(clock.now().timeIntervalSince(started))",
-            ])
     }
 }

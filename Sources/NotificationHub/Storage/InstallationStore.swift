@@ -18,12 +18,15 @@ public struct InstallationQuery: Sendable, Hashable {
     public var platforms: [Platform]?
     /// Whether installations whose channel expired are included. Sends exclude them.
     public var includeExpired: Bool
+    /// Only installations up to and including this position (an audience partition's end), or all when `nil`.
+    public var upTo: InstallationCursor?
 
     /// Creates a query.
     public init(
         expression: TagExpression? = nil, scope: TagScope = .installation, platforms: [Platform]? = nil,
-        includeExpired: Bool = true
+        includeExpired: Bool = true, upTo: InstallationCursor? = nil
     ) {
+        self.upTo = upTo
         self.expression = expression
         self.scope = scope
         self.platforms = platforms

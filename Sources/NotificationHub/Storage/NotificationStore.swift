@@ -7,23 +7,23 @@ public protocol NotificationStore: Sendable {
     /// `idempotencyKey` was used before, nothing is stored and the first notification's id is returned.
     func enqueue(_ notification: Notification, scheduledTime: Date?, idempotencyKey: String?) async throws -> String
 
-    /// Leases the next due notification (enqueued, scheduled and due, or processing with an expired lease) to
-    /// `owner` for `leaseSeconds`, and marks it `Processing`.
-    func claim(owner: String, leaseSeconds: Double, now: Date) async throws -> NotificationRecord?
+    /// Leases the next piece of work to `owner` for `leaseSeconds`: a partition of a notification that is pending or
+    /// whose lease expired (a crashed worker's), or else the next due notification, which is then split into
+    /// `partitions` audience partitions (by installation position) and marked `Processing`; its first partition is
+    /// the one returned. Other workers — on this node or others — take the remaining partitions.
+    func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int) async throws -> DeliveryWork?
 
-    /// Extends a lease; returns `false` when the lease was lost.
-    func renewLease(id: String, owner: String, leaseSeconds: Double, now: Date) async throws -> Bool
+    /// Extends the lease on a partition; returns `false` when the lease was lost.
+    func renewLease(id: String, partition: Int, owner: String, leaseSeconds: Double, now: Date) async throws -> Bool
 
-    /// Records a checkpoint of a leased notification in one transaction: adds its counts to the notification's,
-    /// appends its failures to the feedback list, and moves the resume cursor. Returns `false` (and records
-    /// nothing) when `owner` no longer holds the lease.
-    func recordCheckpoint(id: String, owner: String, _ checkpoint: DispatchCheckpoint) async throws -> Bool
+    /// Records a checkpoint of a leased partition in one transaction: adds its counts to the notification's,
+    /// appends its failures to the feedback list, and moves the partition's resume cursor. Returns `false` (and
+    /// records nothing) when `owner` no longer holds the lease.
+    func recordCheckpoint(id: String, partition: Int, owner: String, _ checkpoint: DispatchCheckpoint) async throws -> Bool
 
-    /// Where a leased notification's audience scan stopped, to resume after a crash.
-    func progress(id: String) async throws -> (summary: DispatchSummary, cursor: InstallationCursor?)
-
-    /// Finishes a leased notification with a final state.
-    func finish(id: String, owner: String, state: NotificationState, summary: DispatchSummary, now: Date) async throws
+    /// Marks a leased partition done. When it was the notification's last, the notification gets its final state
+    /// (from its counts), which is returned; otherwise `nil`.
+    func finishPartition(id: String, partition: Int, owner: String, now: Date) async throws -> NotificationState?
 
     /// Reads a notification and its telemetry.
     func record(id: String) async throws -> NotificationRecord?
@@ -43,6 +43,36 @@ public protocol NotificationStore: Sendable {
 
     /// Records a named position.
     func setPosition(_ name: String, to value: Int64) async throws
+}
+
+/// A share of a notification's audience for one worker: installations after `lowerBound` up to `upperBound`,
+/// resuming after `cursor` when an earlier worker recorded progress.
+public struct DeliveryWork: Sendable {
+    /// The notification.
+    public var record: NotificationRecord
+    /// The partition's number, from 0.
+    public var partition: Int
+    /// Installations after this position (exclusive), or from the start.
+    public var lowerBound: InstallationCursor?
+    /// Installations up to this position (inclusive), or to the end.
+    public var upperBound: InstallationCursor?
+    /// Where the partition's last checkpoint left off.
+    public var cursor: InstallationCursor?
+
+    /// Creates a piece of work.
+    public init(
+        record: NotificationRecord, partition: Int, lowerBound: InstallationCursor?, upperBound: InstallationCursor?,
+        cursor: InstallationCursor?
+    ) {
+        self.record = record
+        self.partition = partition
+        self.lowerBound = lowerBound
+        self.upperBound = upperBound
+        self.cursor = cursor
+    }
+
+    /// Where delivery starts: the checkpoint, or the partition's start.
+    public var resumeAfter: InstallationCursor? { cursor ?? lowerBound }
 }
 
 /// One page of a notification's feedback list.

@@ -91,5 +91,27 @@ extension PostgresHubDatabase {
         .init(
             version: 5,
             statements: ["CREATE TABLE hub_positions (name TEXT PRIMARY KEY, value BIGINT NOT NULL)"]),
+        .init(
+            version: 6,
+            statements: [
+                """
+                CREATE TABLE notification_partitions (
+                    notification_id TEXT NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
+                    partition BIGINT NOT NULL,
+                    lower_bound BIGINT,
+                    upper_bound BIGINT,
+                    cursor BIGINT,
+                    state TEXT NOT NULL,
+                    lease_owner TEXT,
+                    lease_expires DOUBLE PRECISION,
+                    PRIMARY KEY (notification_id, partition)
+                )
+                """,
+                "CREATE INDEX notification_partitions_work ON notification_partitions(state, lease_expires)",
+                """
+                INSERT INTO notification_partitions (notification_id, partition, cursor, state)
+                SELECT id, 0, cursor, 'Pending' FROM notifications WHERE state = 'Processing'
+                """,
+            ]),
     ]
 }

@@ -278,6 +278,10 @@ struct SQLTagQuery {
             binds.append(contentsOf: platforms.isEmpty ? [.text("")] : platforms.map { .text($0.name) })
         }
         if !query.includeExpired { conditions.append("i.expired = 0") }
+        if let upTo = query.upTo {
+            conditions.append("i.rid <= ?")
+            binds.append(.integer(Int(upTo.position)))
+        }
         let selection = counting ? "COUNT(*) AS n" : SQLInstallationStore.columns
         var from = "installations i"
         var head: [SQLValue] = []

@@ -40,48 +40,111 @@ public final class SQLNotificationStore: NotificationStore {
         }
     }
 
-    public func claim(owner: String, leaseSeconds: Double, now: Date) async throws -> NotificationRecord? {
+    /// On PostgreSQL, rows another transaction holds are skipped (claims) or waited for (counts).
+    var skipLocked: String { database.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : "" }
+    var forUpdate: String { database.dialect == .postgres ? " FOR UPDATE" : "" }
+
+    public func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int) async throws -> DeliveryWork? {
         let time = now.timeIntervalSince1970
-        // On PostgreSQL, nodes claiming at once skip each other's locked rows instead of waiting for them.
-        let skipLocked = database.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
+        let lease = time + leaseSeconds
         return try await database.transaction { connection in
-            let rows = try await connection.query(
+            // A partition nobody holds: not started yet, or left by a worker whose lease expired.
+            let open = try await connection.query(
                 """
-                UPDATE notifications
-                SET state = 'Processing', lease_owner = ?, lease_expires = ?, start_time = COALESCE(start_time, ?)
+                UPDATE notification_partitions SET state = 'Processing', lease_owner = ?, lease_expires = ?
+                WHERE (notification_id, partition) IN (
+                    SELECT notification_id, partition FROM notification_partitions
+                    WHERE state = 'Pending' OR (state = 'Processing' AND lease_expires < ?)
+                    ORDER BY notification_id, partition LIMIT 1\(skipLocked))
+                RETURNING notification_id, partition, lower_bound, upper_bound, cursor
+                """,
+                [.text(owner), .float(lease), .float(time)])
+            if let row = open.first, let id = row.string("notification_id") {
+                let records = try await connection.query(
+                    "SELECT \(Self.columns) FROM notifications WHERE id = ?", [.text(id)])
+                guard let record = try records.first.map(Self.decode) else { return nil }
+                return DeliveryWork(
+                    record: record, partition: row.int("partition") ?? 0,
+                    lowerBound: row.int64("lower_bound").map(InstallationCursor.init(position:)),
+                    upperBound: row.int64("upper_bound").map(InstallationCursor.init(position:)),
+                    cursor: row.int64("cursor").map(InstallationCursor.init(position:)))
+            }
+            // Otherwise the next due notification, split into partitions.
+            let due = try await connection.query(
+                """
+                UPDATE notifications SET state = 'Processing', start_time = COALESCE(start_time, ?)
                 WHERE id = (
                     SELECT id FROM notifications
-                    WHERE state = 'Enqueued'
-                       OR (state = 'Scheduled' AND scheduled_time <= ?)
-                       OR (state = 'Processing' AND lease_expires < ?)
+                    WHERE state = 'Enqueued' OR (state = 'Scheduled' AND scheduled_time <= ?)
                     ORDER BY COALESCE(scheduled_time, enqueue_time) LIMIT 1\(skipLocked))
                 RETURNING \(Self.columns)
                 """,
-                [.text(owner), .float(time + leaseSeconds), .float(time), .float(time), .float(time)])
-            return try rows.first.map(Self.decode)
+                [.float(time), .float(time)])
+            guard let record = try due.first.map(Self.decode) else { return nil }
+            var bounds: [(lower: Int64?, upper: Int64?)] = [(nil, nil)]
+            if partitions > 1, case .handles = record.notification.audience {
+                // A direct send has no audience to split.
+            } else if partitions > 1 {
+                let range = try await connection.query("SELECT MIN(rid) AS low, MAX(rid) AS high FROM installations", [])
+                if let low = range.first?.int64("low"), let high = range.first?.int64("high"), high - low + 1 >= Int64(partitions) {
+                    let start = low - 1
+                    let span = high - start
+                    bounds = (0..<Int64(partitions)).map { index in
+                        let lower = index == 0 ? nil : start + span * index / Int64(partitions)
+                        let upper = index == Int64(partitions) - 1 ? nil : start + span * (index + 1) / Int64(partitions)
+                        return (lower, upper)
+                    }
+                }
+            }
+            for (index, bound) in bounds.enumerated() {
+                _ = try await connection.query(
+                    """
+                    INSERT INTO notification_partitions
+                        (notification_id, partition, lower_bound, upper_bound, state, lease_owner, lease_expires)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .text(record.notification.id), .integer(index),
+                        bound.lower.map { .integer(Int($0)) } ?? .null, bound.upper.map { .integer(Int($0)) } ?? .null,
+                        .text(index == 0 ? "Processing" : "Pending"), index == 0 ? .text(owner) : .null,
+                        index == 0 ? .float(lease) : .null,
+                    ])
+            }
+            return DeliveryWork(
+                record: record, partition: 0, lowerBound: bounds[0].lower.map(InstallationCursor.init(position:)),
+                upperBound: bounds[0].upper.map(InstallationCursor.init(position:)), cursor: nil)
         }
     }
 
-    public func renewLease(id: String, owner: String, leaseSeconds: Double, now: Date) async throws -> Bool {
+    public func renewLease(id: String, partition: Int, owner: String, leaseSeconds: Double, now: Date) async throws -> Bool {
         try await database.transaction { connection in
             let rows = try await connection.query(
-                "UPDATE notifications SET lease_expires = ? WHERE id = ? AND lease_owner = ? AND state = 'Processing' RETURNING id",
-                [.float(now.timeIntervalSince1970 + leaseSeconds), .text(id), .text(owner)])
+                """
+                UPDATE notification_partitions SET lease_expires = ?
+                WHERE notification_id = ? AND partition = ? AND lease_owner = ? AND state = 'Processing'
+                RETURNING partition
+                """,
+                [.float(now.timeIntervalSince1970 + leaseSeconds), .text(id), .integer(partition), .text(owner)])
             return !rows.isEmpty
         }
     }
 
-    public func recordCheckpoint(id: String, owner: String, _ checkpoint: DispatchCheckpoint) async throws -> Bool {
+    public func recordCheckpoint(id: String, partition: Int, owner: String, _ checkpoint: DispatchCheckpoint) async throws -> Bool {
         try await database.transaction { connection in
-            let rows = try await connection.query(
-                "SELECT counts FROM notifications WHERE id = ? AND lease_owner = ? AND state = 'Processing'",
-                [.text(id), .text(owner)])
+            let held = try await connection.query(
+                """
+                UPDATE notification_partitions SET cursor = COALESCE(?, cursor)
+                WHERE notification_id = ? AND partition = ? AND lease_owner = ? AND state = 'Processing'
+                RETURNING partition
+                """,
+                [checkpoint.cursor.map { .integer(Int($0.position)) } ?? .null, .text(id), .integer(partition), .text(owner)])
+            guard !held.isEmpty else { return false }
+            let rows = try await connection.query("SELECT counts FROM notifications WHERE id = ?\(forUpdate)", [.text(id)])
             guard let row = rows.first else { return false }
             var summary = try Self.decodeSummary(row.string("counts") ?? "{}")
             summary.merge(checkpoint.summary)
             _ = try await connection.query(
-                "UPDATE notifications SET counts = ?, cursor = COALESCE(?, cursor) WHERE id = ?",
-                [.text(try Self.encode(summary)), checkpoint.cursor.map { .integer(Int($0.position)) } ?? .null, .text(id)])
+                "UPDATE notifications SET counts = ? WHERE id = ?", [.text(try Self.encode(summary)), .text(id)])
             for chunk in stride(from: 0, to: checkpoint.failures.count, by: 100) {
                 let slice = checkpoint.failures[chunk..<min(chunk + 100, checkpoint.failures.count)]
                 var binds: [SQLValue] = []
@@ -145,23 +208,29 @@ public final class SQLNotificationStore: NotificationStore {
         }
     }
 
-    public func progress(id: String) async throws -> (summary: DispatchSummary, cursor: InstallationCursor?) {
-        let rows = try await database.read("SELECT counts, cursor FROM notifications WHERE id = ?", [.text(id)])
-        guard let row = rows.first else { return (DispatchSummary(), nil) }
-        let summary = try Self.decodeSummary(row.string("counts") ?? "{}")
-        let cursor = row.int("cursor").map { InstallationCursor(position: Int64($0)) }
-        return (summary, cursor)
-    }
-
-    public func finish(id: String, owner: String, state: NotificationState, summary: DispatchSummary, now: Date) async throws {
-        let counts = try Self.encode(summary)
+    public func finishPartition(id: String, partition: Int, owner: String, now: Date) async throws -> NotificationState? {
         try await database.transaction { connection in
-            _ = try await connection.query(
+            let done = try await connection.query(
                 """
-                UPDATE notifications SET state = ?, counts = ?, end_time = ?, lease_owner = NULL, lease_expires = NULL
-                WHERE id = ? AND lease_owner = ?
+                UPDATE notification_partitions SET state = 'Done', lease_owner = NULL, lease_expires = NULL
+                WHERE notification_id = ? AND partition = ? AND lease_owner = ? AND state = 'Processing'
+                RETURNING partition
                 """,
-                [.text(state.name), .text(counts), .float(now.timeIntervalSince1970), .text(id), .text(owner)])
+                [.text(id), .integer(partition), .text(owner)])
+            guard !done.isEmpty else { return nil }
+            // Serialise the last partitions' finishes so exactly one of them finishes the notification.
+            let rows = try await connection.query("SELECT counts FROM notifications WHERE id = ?\(forUpdate)", [.text(id)])
+            guard let row = rows.first else { return nil }
+            let remaining = try await connection.query(
+                "SELECT COUNT(*) AS n FROM notification_partitions WHERE notification_id = ? AND state <> 'Done'", [.text(id)])
+            guard remaining.first?.int("n") == 0 else { return nil }
+            let summary = try Self.decodeSummary(row.string("counts") ?? "{}")
+            let state: NotificationState =
+                summary.total == 0 ? .noTargetFound : summary.count(of: .abandoned) == summary.total ? .abandoned : .completed
+            _ = try await connection.query(
+                "UPDATE notifications SET state = ?, end_time = ? WHERE id = ? AND state = 'Processing'",
+                [.text(state.name), .float(now.timeIntervalSince1970), .text(id)])
+            return state
         }
     }
 

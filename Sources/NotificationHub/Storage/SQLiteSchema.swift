@@ -92,5 +92,27 @@ extension SQLiteHubDatabase {
             statements: [
                 "CREATE TABLE hub_positions (name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
             ]),
+        .init(
+            version: 6,
+            statements: [
+                """
+                CREATE TABLE notification_partitions (
+                    notification_id TEXT NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
+                    partition INTEGER NOT NULL,
+                    lower_bound INTEGER,
+                    upper_bound INTEGER,
+                    cursor INTEGER,
+                    state TEXT NOT NULL,
+                    lease_owner TEXT,
+                    lease_expires REAL,
+                    PRIMARY KEY (notification_id, partition)
+                )
+                """,
+                "CREATE INDEX notification_partitions_work ON notification_partitions(state, lease_expires)",
+                """
+                INSERT INTO notification_partitions (notification_id, partition, cursor, state)
+                SELECT id, 0, cursor, 'Pending' FROM notifications WHERE state = 'Processing'
+                """,
+            ]),
     ]
 }

@@ -183,7 +183,12 @@ public final class WNSEmulator: PlatformEmulator, Sendable {
         servers.withLock { if case .running(_, let admin) = $0 { admin.port } else { 0 } }
     }
 
-    /// TCP connections accepted on the TLS port so far.
+    /// The most connections open at the same time on the notification port.
+    public var peakOpenConnections: Int {
+        servers.withLock { if case .running(let api, _) = $0 { api.peakOpenConnections } else { 0 } }
+    }
+
+    /// Connections accepted so far on the notification port.
     public var connectionCount: Int {
         servers.withLock { if case .running(let api, _) = $0 { api.connectionCount } else { 0 } }
     }

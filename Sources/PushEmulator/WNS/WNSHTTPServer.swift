@@ -73,6 +73,9 @@ final class WNSHTTPServer: Sendable {
     /// Connections accepted so far.
     var connectionCount: Int { counter.count.load(ordering: .relaxed) }
 
+    /// The most connections that were open at the same time.
+    var peakOpenConnections: Int { counter.peak.load(ordering: .relaxed) }
+
     private init(channel: any Channel, counter: ConnectionCounter) {
         self.channel = channel
         self.counter = counter
@@ -80,6 +83,21 @@ final class WNSHTTPServer: Sendable {
 
     private final class ConnectionCounter: Sendable {
         let count = Atomic<Int>(0)
+        let open = Atomic<Int>(0)
+        let peak = Atomic<Int>(0)
+
+        func opened() {
+            count.add(1, ordering: .relaxed)
+            let now = open.add(1, ordering: .relaxed).newValue
+            var seen = peak.load(ordering: .relaxed)
+            while now > seen {
+                let (exchanged, original) = peak.compareExchange(expected: seen, desired: now, ordering: .relaxed)
+                if exchanged { break }
+                seen = original
+            }
+        }
+
+        func closed() { open.subtract(1, ordering: .relaxed) }
     }
 
     /// Binds and starts serving.
@@ -92,7 +110,8 @@ final class WNSHTTPServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                counter.count.add(1, ordering: .relaxed)
+                counter.opened()
+                channel.closeFuture.whenComplete { _ in counter.closed() }
                 return channel.eventLoop.makeCompletedFuture {
                     if let tls {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
