@@ -324,3 +324,15 @@ import Testing
         }
     }
 }
+
+@Suite struct WorkSignalTests {
+    @Test func aSignalEndsOneWaitAndLeavesNothingBehind() async throws {
+        let signal = WorkSignal()
+        signal.signal()
+        await signal.wait(upTo: .seconds(10))  // returns at once: the signal was kept
+        // The next wait must run to its timeout: no stale signal from the previous wait's timer.
+        let started = ContinuousClock.now
+        await signal.wait(upTo: .milliseconds(200))
+        #expect(ContinuousClock.now - started >= .milliseconds(150))
+    }
+}

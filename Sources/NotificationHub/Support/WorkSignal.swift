@@ -29,8 +29,12 @@ public final class WorkSignal: Sendable {
     public func wait(upTo timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                try? await Task.sleep(for: timeout)
-                self.signal()
+                // Only a timeout that really elapsed wakes the waiter: the sleep is cancelled when a signal came
+                // first, and signalling then would leave a stale signal that ends the next wait at once.
+                do {
+                    try await Task.sleep(for: timeout)
+                    self.signal()
+                } catch {}
             }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state -> Bool in
