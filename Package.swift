@@ -105,7 +105,6 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "DequeModule", package: "swift-collections"),
             ],
             path: "Plugins/WNS",
             swiftSettings: swiftSettings
@@ -181,6 +180,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "HubBench",
+            dependencies: [
+                "APNs", "PushEmulator", "NotificationHub", "HubServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Benchmarks/HubBench",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "StoreBenchmark",
             dependencies: ["NotificationHub", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/StoreBenchmark",
@@ -222,7 +234,7 @@ let package = Package(
         .testTarget(
             name: "WNSTests",
             dependencies: [
-                "WNS", "PushEmulator", "NotificationHub",
+                "WNS", "PushEmulator", "NotificationHub", "HubTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -271,6 +283,7 @@ let package = Package(
                 "FCM",
                 "PushEmulator",
                 "NotificationHub",
+                "HubTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -65,7 +65,7 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
     public let tokens: FCMAccessTokenProvider
     private let http: LazyHTTPClient
     private let sendURL: String
-    private let limiter: ConcurrencyLimiter
+    private let limiter: AsyncSemaphore
     private let requestTimeout: TimeAmount
     private let logger: Logger
 
@@ -93,7 +93,7 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         var endpoint = configuration.endpoint
         while endpoint.hasSuffix("/") { endpoint.removeLast() }
         sendURL = "\(endpoint)/v1/projects/\(serviceAccount.projectID)/messages:send"
-        limiter = ConcurrencyLimiter(limit: configuration.maximumConcurrentRequests)
+        limiter = AsyncSemaphore(permits: configuration.maximumConcurrentRequests)
         self.logger = logger
     }
 

@@ -27,7 +27,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
 
     let configuration: WNSConfiguration
     let logger: Logger
-    private let limiter: RequestLimiter
+    private let limiter: AsyncSemaphore
     private let client: ClientHolder
     private let tokens: WNSTokenProvider
     private let allowedHosts: Set<String>
@@ -36,7 +36,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
     public init(configuration: WNSConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        self.limiter = RequestLimiter(limit: configuration.maximumConcurrentRequests)
+        self.limiter = AsyncSemaphore(permits: configuration.maximumConcurrentRequests)
         let client = ClientHolder(configuration: configuration)
         self.client = client
         self.allowedHosts = Set(configuration.allowedChannelHosts.map { $0.lowercased() })
@@ -165,7 +165,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
 
     /// Sends one request, renewing the token once on 401.
     func send(_ request: PreparedRequest) async -> DeliveryResult {
-        await limiter.withSlot {
+        await limiter.withPermit {
             do {
                 let token = try await tokens.token()
                 let first = await post(request, token: token)

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -9,34 +10,10 @@ import Testing
 
 @testable import APNs
 
-/// Collects every log line (message and metadata) in memory.
-final class CapturingLogHandler: LogHandler, Sendable {
-    let lines: Mutex<[String]>
-    var metadata: Logger.Metadata {
-        get { [:] }
-        set {}
-    }
-    var logLevel: Logger.Level {
-        get { .trace }
-        set {}
-    }
-
-    init() { self.lines = Mutex([]) }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { nil }
-        set {}
-    }
-
-    func log(event: LogEvent) {
-        lines.withLock { $0.append("\(event.message) \(event.metadata ?? [:])") }
-    }
-}
-
 @Suite struct APNsLoggingTests {
     @Test func neitherTokensNorKeysNorDeviceTokensAreLogged() async throws {
-        let handler = CapturingLogHandler()
-        let logger = Logger(label: "capture") { _ in handler }
+        let handler = CapturedLogs()
+        let logger = handler.logger("capture")
         let device = APNsHarness.deviceToken(42)
         let unreachable = try APNsAdapter(
             configuration: APNsAdapterConfiguration(
@@ -60,7 +37,7 @@ final class CapturingLogHandler: LogHandler, Sendable {
             _ = await adapter.deliver([delivery])
             await adapter.shutdown()
         }
-        let lines = handler.lines.withLock { $0 }
+        let lines = handler.entries
         #expect(!lines.isEmpty)
         let jwtPrefix = try APNsProviderToken(
             privateKeyPEM: APNsHarness.signingKey.pemRepresentation, teamID: APNsHarness.teamID, keyID: APNsHarness.keyID

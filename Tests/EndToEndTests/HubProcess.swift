@@ -3,15 +3,21 @@ import Foundation
 import Logging
 import NotificationHub
 import PushEmulator
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A `hub serve` process started from the `hub` executable built beside the tests, with its output in a file. It
 /// runs at the lowest CPU priority so that it does not starve suites running beside it.
+///
+/// Waiting for it never blocks a thread of the cooperative pool: the exit is polled, and a process that does not
+/// stop within its grace period is killed, so a hub that fails to shut down fails its test instead of hanging the run.
 final class HubProcess: Sendable {
     let pid: pid_t
     let logPath: String
+    /// Set once the process has been reaped, so that its pid is never signalled again (it may belong to another).
+    private let reaped = Mutex(false)
 
     /// The `hub` executable next to the test bundle.
     static var executable: String {
@@ -36,20 +42,63 @@ final class HubProcess: Sendable {
     }
 
     /// Kills the process with SIGKILL (no graceful shutdown) and reaps it.
-    func kill9() {
-        _ = Glibc.kill(pid, SIGKILL)
-        reap()
+    func kill9() async {
+        signal(SIGKILL)
+        _ = await exitStatus(within: .seconds(30))
     }
 
-    /// Asks the process to shut down gracefully and reaps it.
-    func terminate() {
-        _ = Glibc.kill(pid, SIGTERM)
-        reap()
+    /// Asks the process to shut down gracefully; kills it when it has not exited after `grace`. Returns whether it
+    /// exited by itself with status 0.
+    @discardableResult
+    func terminate(grace: Duration = .seconds(60)) async -> Bool {
+        signal(SIGTERM)
+        if let status = await exitStatus(within: grace) { return status == 0 }
+        signal(SIGKILL)
+        _ = await exitStatus(within: .seconds(30))
+        return false
     }
 
-    private func reap() {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    /// For cleanup paths: kills the process if it is still running and reaps it, waiting at most a few seconds.
+    func killIfRunning() {
+        signal(SIGKILL)
+        for _ in 0..<300 where !poll() { usleep(10_000) }
+    }
+
+    /// The last `lines` lines of the process's log, for failure messages.
+    func logTail(lines: Int = 30) -> String {
+        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
+    }
+
+    private func signal(_ signal: Int32) {
+        reaped.withLock { done in
+            if !done { _ = Glibc.kill(pid, signal) }
+        }
+    }
+
+    /// The exit status once the process has exited (-1 when it was killed by a signal), or nil after `timeout`.
+    private func exitStatus(within timeout: Duration) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let status = pollStatus() { return status }
+            if ContinuousClock.now >= deadline { return nil }
+            do { try await Task.sleep(for: .milliseconds(50)) } catch { usleep(50_000) }
+        }
+    }
+
+    private func poll() -> Bool { pollStatus() != nil }
+
+    /// Reaps the process without blocking; its exit code, -1 for a signal, or nil while it runs.
+    private func pollStatus() -> Int32? {
+        reaped.withLock { done -> Int32? in
+            if done { return 0 }
+            var status: Int32 = 0
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == 0 || (result == -1 && errno == EINTR) { return nil }
+            done = true
+            if result == -1 { return 0 }  // reaped elsewhere
+            return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
+        }
     }
 }
 
@@ -105,4 +154,26 @@ func waitUntil(timeout: Duration, _ condition: () async throws -> Bool) async th
         try await Task.sleep(for: .milliseconds(20))
     }
     return try await condition()
+}
+
+/// What hub logs say may have repeated a delivery on the wire besides a crash: a fan-out stopped by a lost lease
+/// resumes from its last checkpoint (repeating at most the pages in flight), and a retried delivery may have reached
+/// the platform before its attempt failed (a timeout on a loaded machine).
+struct RepeatSources: CustomStringConvertible {
+    var stops = 0
+    var retries = 0
+
+    init(logs paths: [String]) {
+        for path in paths {
+            let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            for line in text.split(separator: "\n") {
+                if line.contains("fan-out stopped") { stops += 1 }
+                if let range = line.range(of: "delivery.retries=") {
+                    retries += Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
+                }
+            }
+        }
+    }
+
+    var description: String { "stops=\(stops) retries=\(retries)" }
 }

@@ -7,7 +7,7 @@ import Testing
 
 /// Two hub processes on one PostgreSQL database share a fan-out: every device receives it exactly once and both
 /// nodes deliver a share; when one node is killed, the other finishes its partitions.
-@Suite(.serialized) struct MultiNodeTests {
+@Suite(.serialized, .timeLimit(.minutes(15))) struct MultiNodeTests {
     static let devices = 20_000
     static let pageSize = 500
     static let pagesInFlight = 2
@@ -87,35 +87,43 @@ import Testing
         let started = ContinuousClock.now
         let first = try HubProcess(configuration: configurationPath, logPath: directory + "/node1.log")
         let second = try HubProcess(configuration: configurationPath, logPath: directory + "/node2.log")
+        defer {
+            first.killIfRunning()
+            second.killIfRunning()
+        }
         var survivors = [first, second]
         if killOne {
             _ = try await waitUntil(timeout: .seconds(180)) { apns.emulator.acceptedCount >= Self.devices / 3 }
-            second.kill9()
+            await second.kill9()
             survivors = [first]
         }
         let record = try await Self.waitForFinal(url: url, schema: schema, id: id)
         let elapsed = ContinuousClock.now - started
-        for node in survivors { node.terminate() }
+        for node in survivors {
+            #expect(await node.terminate(), "a node shuts down gracefully: \(node.logTail())")
+        }
 
-        #expect(record?.state == .completed)
+        #expect(record?.state == .completed, "\(first.logTail())\n\(second.logTail())")
         #expect(record?.summary.count(of: .success) == Self.devices)
         let received = apns.emulator.received
         let tokens = received.map(\.deviceToken)
         #expect(Set(tokens) == Set((0..<Self.devices).map(EmulatedAPNs.deviceToken)), "every device receives it")
         let duplicates = tokens.count - Set(tokens).count
         let shares = [Self.share(log: directory + "/node1.log"), Self.share(log: directory + "/node2.log")]
-        if killOne {
-            // Only the pages the killed node had not committed repeat, per partition it held.
-            #expect(duplicates <= 2 * Self.pagesInFlight * Self.pageSize)
-        } else {
-            // Each device is counted once (partitions are exclusive, and the shares add up); a repeat on the wire
-            // can only come from a request that timed out on a loaded machine and was retried with the same apns-id.
-            #expect(duplicates <= Self.pagesInFlight * Self.pageSize)
+        // Repeats on the wire come only from what the logs explain (a lost lease, a retried delivery) and, when a
+        // node is killed, from the pages it had in flight in each partition it held (two notifications' worth).
+        let window = Self.pagesInFlight * Self.pageSize
+        let sources = RepeatSources(logs: [directory + "/node1.log", directory + "/node2.log"])
+        let bound = window * ((killOne ? 2 : 0) + sources.stops) + sources.retries
+        #expect(duplicates <= bound, "\(sources)")
+        if !killOne {
             #expect(shares.allSatisfy { $0 > 0 }, "both nodes deliver a share")
-            #expect(shares.reduce(0, +) == Self.devices)
+            // Each device is counted once: partitions are exclusive and the shares add up (a partition resumed after
+            // a lost lease reports only what it delivered after its checkpoint).
+            if sources.stops == 0 { #expect(shares.reduce(0, +) == Self.devices) }
         }
         print(
-            "multi-node(killOne: \(killOne)): devices=\(Self.devices) duplicates=\(duplicates) "
+            "multi-node(killOne: \(killOne)): devices=\(Self.devices) duplicates=\(duplicates) bound=\(bound) \(sources) "
                 + "shares=\(shares) seconds=\(elapsed)")
         await apns.emulator.stop()
     }

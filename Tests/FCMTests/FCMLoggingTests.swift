@@ -1,37 +1,17 @@
 import FCM
 import Foundation
+import HubTestSupport
 import Logging
 import NotificationHub
 import PushEmulator
 import Synchronization
 import Testing
 
-/// Captures every log line (message and metadata) at every level.
-final class CapturingLogHandler: LogHandler, Sendable {
-    let lines = Mutex<[String]>([])
-    var metadata: Logger.Metadata {
-        get { [:] }
-        set {}
-    }
-    var logLevel: Logger.Level {
-        get { .trace }
-        set {}
-    }
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { nil }
-        set {}
-    }
-
-    func log(event: LogEvent) {
-        lines.withLock { $0.append("\(event.message) \(event.metadata ?? [:])") }
-    }
-}
-
 @Suite struct FCMLoggingTests {
     @Test func secretsAndTokensNeverReachTheLogs() async throws {
         try await FCMHarness.with { hub in
-            let capture = CapturingLogHandler()
-            let logger = Logger(label: "capture") { _ in capture }
+            let capture = CapturedLogs()
+            let logger = capture.logger("capture")
             let json = FCMHarness.serviceAccountJSON(port: hub.ports.service)
             let account = try FCMServiceAccount(json: json)
             let adapter = try FCMAdapter(
@@ -54,7 +34,7 @@ final class CapturingLogHandler: LogHandler, Sendable {
             _ = await hub.deliver(.fcmv1, #"{"message":{}}"#, to: device, with: bad)
             try await bad.shutdown()
 
-            let lines = capture.lines.withLock { $0 }
+            let lines = capture.entries
             #expect(!lines.isEmpty)
             for line in lines {
                 #expect(!line.contains("ya29."), "access token in log: \(line)")

@@ -36,9 +36,10 @@ import Testing
         }
     }
 
-    /// Runs a receiver on a free port and passes its URL.
+    /// Runs a receiver on a free port and passes its URL and a client of its own. The client is shut down before the
+    /// receiver stops: a server's graceful shutdown waits for its clients' idle keep-alive connections to close.
     static func withReceiver<T: Sendable>(
-        _ receiver: Receiver, _ body: @Sendable (URL) async throws -> T
+        _ receiver: Receiver, _ body: @Sendable (URL, HTTPClient) async throws -> T
     ) async throws -> T {
         let router = Router()
         router.post("/hook") { request, _ -> Response in
@@ -60,7 +61,16 @@ import Testing
                 if bound == nil { try await Task.sleep(for: .milliseconds(10)) }
             }
             let url = URL(string: "http://127.0.0.1:\(try #require(bound))/hook")!
-            let result = try await body(url)
+            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+            let result: T
+            do {
+                result = try await body(url, client)
+            } catch {
+                try? await client.shutdown()
+                group.cancelAll()
+                throw error
+            }
+            try await client.shutdown()
             group.cancelAll()
             return result
         }
@@ -68,12 +78,12 @@ import Testing
 
     @Test func failuresArePostedOnceInOrderAfterRetries() async throws {
         let receiver = Receiver(failFirst: 2)
-        try await Self.withReceiver(receiver) { url in
+        try await Self.withReceiver(receiver) { url, client in
             let settings = FeedbackWebhookConfiguration(
                 url: url, headers: ["Authorization": "Bearer hook-secret"], batchSize: 2, pollIntervalSeconds: 0.02,
                 maximumBackoffSeconds: 0.05)
             try await APITestHarness.run { api in
-                let webhook = FeedbackWebhook(hub: api.hub, settings: settings, client: HTTPClient.shared, logger: Logger(label: "test"))
+                let webhook = FeedbackWebhook(hub: api.hub, settings: settings, client: client, logger: Logger(label: "test"))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await webhook.run() }
                     for id in ["a", "b", "c", "d", "e"] {

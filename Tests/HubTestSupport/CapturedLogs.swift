@@ -18,6 +18,9 @@ public final class CapturedLogs: Sendable {
     /// Everything logged so far, one line per entry.
     public var text: String { lines.withLock { $0.joined(separator: "\n") } }
 
+    /// The entries logged so far.
+    public var entries: [String] { lines.withLock { $0 } }
+
     func append(_ line: String) { lines.withLock { $0.append(line) } }
 
     struct Handler: LogHandler {

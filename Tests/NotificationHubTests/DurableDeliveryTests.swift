@@ -325,12 +325,36 @@ import Testing
     }
 }
 
-@Suite struct WorkSignalTests {
+@Suite(.timeLimit(.minutes(1))) struct WorkSignalTests {
     @Test func aSignalEndsOneWaitAndLeavesNothingBehind() async throws {
         let signal = WorkSignal()
         signal.signal()
         await signal.wait(upTo: .seconds(10))  // returns at once: the signal was kept
         // The next wait must run to its timeout: no stale signal from the previous wait's timer.
+        let started = ContinuousClock.now
+        await signal.wait(upTo: .milliseconds(200))
+        #expect(ContinuousClock.now - started >= .milliseconds(150))
+    }
+
+    /// A worker stopped by cancellation (not graceful shutdown) must not stay parked: cancellation also cancels the
+    /// timeout, so the wait has to end on its own.
+    @Test(arguments: [false, true])
+    func cancellingAWaitEndsIt(cancelFirst: Bool) async throws {
+        let signal = WorkSignal()
+        let ended = Mutex(false)
+        let waiter = Task {
+            if cancelFirst { withUnsafeCurrentTask { $0?.cancel() } }
+            await signal.wait(upTo: .seconds(3600))
+            ended.withLock { $0 = true }
+        }
+        if !cancelFirst { try await Task.sleep(for: .milliseconds(50)) }
+        waiter.cancel()
+        for _ in 0..<250 where !ended.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(20)) }
+        let endedByItself = ended.withLock { $0 }
+        if !endedByItself { signal.signal() }  // releases it, so that a failure does not hang the run
+        await waiter.value
+        #expect(endedByItself, "a cancelled wait ends without a signal")
+        // Cancellation leaves no signal behind for the next wait.
         let started = ContinuousClock.now
         await signal.wait(upTo: .milliseconds(200))
         #expect(ContinuousClock.now - started >= .milliseconds(150))

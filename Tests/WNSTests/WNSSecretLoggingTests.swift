@@ -1,4 +1,5 @@
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -7,35 +8,10 @@ import Synchronization
 import Testing
 import WNS
 
-/// Captures every log line (message and metadata) in memory.
-final class CapturingLogHandler: LogHandler, Sendable {
-    let lines = Mutex<[String]>([])
-
-    var metadata: Logger.Metadata {
-        get { [:] }
-        set {}
-    }
-
-    var logLevel: Logger.Level {
-        get { .trace }
-        set {}
-    }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { nil }
-        set {}
-    }
-
-    func log(event: LogEvent) {
-        let line = "\(event.message) \(event.metadata ?? [:])"
-        lines.withLock { $0.append(line) }
-    }
-}
-
 @Suite struct WNSSecretLoggingTests {
     @Test func secretsTokensAndChannelsAreNeverLogged() async throws {
-        let capture = CapturingLogHandler()
-        let logger = Logger(label: "wns") { _ in capture }
+        let capture = CapturedLogs()
+        let logger = capture.logger("wns")
         let emulator = WNSEmulator(
             settings: .init(packageSID: WNSHarness.packageSID, clientSecret: WNSHarness.clientSecret),
             tls: WNSHarness.tls, logger: logger)
@@ -64,7 +40,7 @@ final class CapturingLogHandler: LogHandler, Sendable {
         try await bad.shutdown()
         await emulator.stop()
 
-        let lines = capture.lines.withLock { $0 }
+        let lines = capture.entries
         #expect(!lines.isEmpty)
         for line in lines {
             #expect(!line.contains(WNSHarness.clientSecret))

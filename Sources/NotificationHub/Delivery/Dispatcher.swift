@@ -319,6 +319,7 @@ public struct Dispatcher: Sendable {
                 return await adapter.deliver(pending)
             }
             var retry: [Delivery] = []
+            var retryReason: String?
             var longestWait: Duration = .zero
             for (index, delivery) in pending.enumerated() {
                 guard index < results.count else {
@@ -330,6 +331,7 @@ public struct Dispatcher: Sendable {
                     var next = delivery
                     next.attempt = attempt + 1
                     retry.append(next)
+                    retryReason = retryReason ?? outcome.reason ?? outcome.outcome.name
                     longestWait = max(longestWait, outcome.retryAfter ?? .zero)
                     continue
                 }
@@ -342,6 +344,13 @@ public struct Dispatcher: Sendable {
             }
             guard !retry.isEmpty else { break }
             let wait = max(longestWait, backoff(attempt: attempt))
+            logger.info(
+                "retrying deliveries",
+                metadata: [
+                    "push.platform": .string(batch.platform.name), "delivery.retries": "\(retry.count)",
+                    "delivery.attempt": "\(attempt + 1)", "delivery.reason": .string(retryReason ?? ""),
+                    "delivery.waitSeconds": "\(wait.components.seconds)",
+                ])
             if ContinuousClock.now + wait > deadline {
                 for delivery in retry { fail(delivery, .abandoned, reason: "retries did not succeed within the abandon window") }
                 break

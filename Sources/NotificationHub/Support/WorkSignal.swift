@@ -25,7 +25,7 @@ public final class WorkSignal: Sendable {
         waiter?.resume()
     }
 
-    /// Waits for a signal or until `timeout` passes.
+    /// Waits for a signal, until `timeout` passes, or until the task is cancelled.
     public func wait(upTo timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -36,16 +36,26 @@ public final class WorkSignal: Sendable {
                     self.signal()
                 } catch {}
             }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { state -> Bool in
-                    if state.signalled {
-                        state.signalled = false
-                        return true
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let resumeNow = state.withLock { state -> Bool in
+                        if state.signalled {
+                            state.signalled = false
+                            return true
+                        }
+                        if Task.isCancelled { return true }
+                        state.waiter = continuation
+                        return false
                     }
-                    state.waiter = continuation
-                    return false
+                    if resumeNow { continuation.resume() }
                 }
-                if resumeNow { continuation.resume() }
+            } onCancel: {
+                // Cancellation also cancels the timeout, so the waiter is woken here, without leaving a signal.
+                let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                    defer { state.waiter = nil }
+                    return state.waiter
+                }
+                waiter?.resume()
             }
             group.cancelAll()
         }

@@ -1,0 +1,448 @@
+// The benchmark runner: starts the strict APNs emulator, the hub (`hub serve`, release build, SQLite) and the load
+// tools itself, runs every scenario in one go and prints one `name: value unit` line per figure, then a summary.
+//
+//   Benchmarks/run.sh                                    # builds, installs the load tools, runs everything
+//   Benchmarks/run.sh --sizes 10000,100000 --skip-peer   # a quicker pass
+//
+// Scenarios: the emulator's ceiling (h2load), the hub's fan-out through the REST API (native and template) with the
+// hub's peak RSS, the aioapns peer against the same emulator, audience resolution over the SQLite store, and the API
+// under wrk (PUT installations, POST messages).
+
+import APNs
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import HubServer
+import Logging
+import NIOCore
+import NIOHTTP1
+import NotificationHub
+import PushEmulator
+
+// MARK: Options
+
+struct Options {
+    var sizes = [10_000, 100_000, 1_000_000]
+    var peerSizes = [10_000, 100_000]
+    var resolutionSize = 1_000_000
+    var hub = ""
+    var storeBenchmark = ""
+    var peerScript = ""
+    var wrkScripts = ""
+    var wrkSeconds = 10
+    var wrkConnections = 64
+    var skipCeiling = false
+    var skipPeer = false
+    var skipWrk = false
+    var skipResolution = false
+    var keep = false
+
+    init(_ arguments: [String]) {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let binaries = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        hub = binaries.appendingPathComponent("hub").path
+        storeBenchmark = binaries.appendingPathComponent("StoreBenchmark").path
+        peerScript = root.appendingPathComponent("peer/aioapns_peer.py").path
+        wrkScripts = root.appendingPathComponent("wrk").path
+        var iterator = arguments.dropFirst().makeIterator()
+        while let argument = iterator.next() {
+            func value() -> String { iterator.next() ?? "" }
+            func sizes() -> [Int] { value().split(separator: ",").compactMap { Int($0) } }
+            switch argument {
+            case "--sizes": self.sizes = sizes()
+            case "--peer-sizes": peerSizes = sizes()
+            case "--resolution-size": resolutionSize = Int(value()) ?? resolutionSize
+            case "--hub": hub = value()
+            case "--store-benchmark": storeBenchmark = value()
+            case "--wrk-seconds": wrkSeconds = Int(value()) ?? wrkSeconds
+            case "--wrk-connections": wrkConnections = Int(value()) ?? wrkConnections
+            case "--skip-ceiling": skipCeiling = true
+            case "--skip-peer": skipPeer = true
+            case "--skip-wrk": skipWrk = true
+            case "--skip-resolution": skipResolution = true
+            case "--keep": keep = true
+            default:
+                FileHandle.standardError.write(Data("unknown option \(argument)\n".utf8))
+                exit(2)
+            }
+        }
+    }
+}
+
+// MARK: Reporting
+
+/// The figures printed so far, for the summary.
+nonisolated(unsafe) var figures: [(name: String, value: String, unit: String)] = []
+
+/// Prints `name: value unit` unbuffered and keeps it for the summary.
+func figure(_ name: String, _ value: Double, _ unit: String, decimals: Int = 0) {
+    let text = String(format: "%.\(decimals)f", value)
+    figures.append((name, text, unit))
+    say("\(name): \(text) \(unit)")
+}
+
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+struct BenchmarkFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+// MARK: Processes
+
+/// Runs a command to completion off the cooperative pool; returns its exit status and combined output.
+func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            do {
+                try process.run()
+            } catch {
+                continuation.resume(throwing: BenchmarkFailure("could not start \(executable): \(error)"))
+                return
+            }
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+        }
+    }
+}
+
+/// Finds an executable on PATH.
+func which(_ name: String) -> String? {
+    for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+        let path = "\(directory)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return nil
+}
+
+/// A running `hub serve` with its log in a file.
+final class HubServerProcess {
+    let process = Process()
+    let logPath: String
+    private(set) var port = 0
+
+    init(executable: String, configuration: String, logPath: String) throws {
+        self.logPath = logPath
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["serve", "-c", configuration, "--log-level", "notice"]
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+    }
+
+    /// Waits for the "hub is listening" line and reads the port from it.
+    func waitUntilListening() async throws {
+        for _ in 0..<600 {
+            let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.contains("hub is listening") }),
+                let range = line.range(of: "server.address="),
+                let port = line[range.upperBound...].split(separator: " ").first?.split(separator: ":").last.flatMap({ Int($0) })
+            {
+                self.port = port
+                return
+            }
+            guard process.isRunning else { throw BenchmarkFailure("the hub exited:\n\(text)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw BenchmarkFailure("the hub did not start listening; see \(logPath)")
+    }
+
+    /// The peak resident set size so far (VmHWM), in MiB.
+    var peakRSSMiB: Double {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) })
+        else { return 0 }
+        return kilobytes / 1024
+    }
+
+    func stop() async {
+        guard process.isRunning else { return }
+        process.terminate()
+        for _ in 0..<600 where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}
+
+// MARK: Setup
+
+let options = Options(CommandLine.arguments)
+var logger = Logger(label: "hub-bench")
+logger.logLevel = .warning
+let teamID = "TEAM123456"
+let keyID = "KEY1234567"
+let topic = "com.example.bench"
+let hubName = "bench"
+let hubKey = "bench-key-0123456789abcdefghij"
+let directory = NSTemporaryDirectory() + "hub-bench-\(getpid())"
+try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+let key = try APNsEmulatorFactory.loadOrCreateKey(directory: directory)
+let keyPath = directory + "/" + APNsEmulatorFactory.keyFileName
+let tls = try EmulatorTLS.loadOrGenerate(directory: directory)
+let caPath = directory + "/emulator-ca.pem"
+let emulator = APNsEmulator(
+    configuration: APNsEmulatorConfiguration(
+        port: 0, teamID: teamID, keyID: keyID, publicKey: key.publicKey, topics: [topic], recordCapacity: 0),
+    tls: tls, logger: logger)
+let emulatorPort = try await emulator.start()
+let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+
+func deviceToken(_ index: Int) -> String {
+    String(format: "%016x", index) + String(repeating: "ab", count: 24)
+}
+
+func cleanUp() async {
+    try? await http.shutdown()
+    await emulator.stop()
+    if !options.keep { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+say("# NotificationHub benchmarks: \(ProcessInfo.processInfo.activeProcessorCount) cores, APNs emulator on port \(emulatorPort)")
+
+// MARK: 1. Emulator ceiling
+
+var ceiling: Double?
+if !options.skipCeiling {
+    if let h2load = which("h2load") {
+        let jwt = try APNsProviderToken(privateKeyPEM: key.pemRepresentation, teamID: teamID, keyID: keyID).token()
+        let payload = directory + "/payload.json"
+        try Data(#"{"aps":{"alert":{"title":"Benchmark","body":"Hello from the benchmark"},"badge":1}}"#.utf8)
+            .write(to: URL(fileURLWithPath: payload))
+        let result = try await run(
+            h2load,
+            [
+                "-n", "300000", "-c", "8", "-m", "100", "-t", "2", "-d", payload, "-H", "authorization: bearer \(jwt)",
+                "-H", "apns-topic: \(topic)", "-H", "apns-push-type: alert", "-H", "apns-priority: 10",
+                "https://127.0.0.1:\(emulatorPort)/3/device/\(deviceToken(1))",
+            ])
+        let succeeded = result.output.split(separator: "\n").first { $0.contains("requests:") && $0.contains("succeeded") }
+        if let line = result.output.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
+            let range = line.range(of: #"[0-9.]+ req/s"#, options: .regularExpression),
+            let rate = Double(line[range].split(separator: " ")[0])
+        {
+            ceiling = rate
+            figure("ceiling.h2load", rate, "requests/s")
+            say("  h2load \(succeeded.map(String.init) ?? "")")
+        } else {
+            say("h2load failed (status \(result.status)):\n\(result.output)")
+        }
+    } else {
+        say("ceiling: skipped, h2load is not installed (apt-get install nghttp2-client)")
+    }
+}
+
+// MARK: 2–4, 7. Hub fan-out, template fan-out, peak RSS
+
+/// Writes N installations into a fresh SQLite database, each tagged `bench` and `user:<i>`, with a template.
+func seed(path: String, count: Int) async throws -> Double {
+    let store = try await SQLInstallationStore.open(storage: .sqlite(path: path), logger: logger)
+    let template = InstallationTemplate(body: #"{"aps":{"alert":"$(message)","badge":1}}"#)
+    let started = ContinuousClock.now
+    var batch: [Installation] = []
+    batch.reserveCapacity(5000)
+    for index in 0..<count {
+        batch.append(
+            Installation(
+                installationID: "i\(index)", userID: "user\(index)", platform: .apns, pushChannel: .handle(deviceToken(index)),
+                tags: ["bench", "user:\(index)"], templates: ["alert": template]))
+        if batch.count == 5000 {
+            try await store.upsert(contentsOf: batch)
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+    if !batch.isEmpty { try await store.upsert(contentsOf: batch) }
+    let elapsed = seconds(ContinuousClock.now - started)
+    try await store.database.close()
+    return Double(count) / elapsed
+}
+
+func configuration(database: String) -> String {
+    """
+    server: {host: 127.0.0.1, port: 0}
+    hubs:
+      \(hubName):
+        keys: [{name: bench, rights: [Listen, Send, Manage], primaryKey: \(hubKey)}]
+        storage: {sqlite: {path: \(database)}}
+        adapters:
+          - type: apns
+            endpoint: https://127.0.0.1:\(emulatorPort)
+            caCertificate: \(caPath)
+            teamId: \(teamID)
+            keyId: \(keyID)
+            privateKey: {file: \(keyPath)}
+            topic: \(topic)
+    """
+}
+
+func token(port: Int) -> String {
+    SharedAccessSignature.make(
+        resource: "http://127.0.0.1:\(port)/\(hubName)", keyName: "bench", key: hubKey, expiry: Date() + 7200)
+}
+
+/// Sends one notification through the REST API and waits until the emulator has accepted `count` more; returns the
+/// seconds from the request to the last acceptance.
+func fanOut(port: Int, format: String, body: String, tags: String, count: Int) async throws -> Double {
+    let before = emulator.acceptedCount
+    var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/\(hubName)/messages?api-version=2015-01")
+    request.method = .POST
+    request.headers.add(name: "Authorization", value: token(port: port))
+    request.headers.add(name: "ServiceBusNotification-Format", value: format)
+    request.headers.add(name: "ServiceBusNotification-Tags", value: tags)
+    request.headers.add(name: "Content-Type", value: "application/json")
+    request.body = .bytes(ByteBuffer(string: body))
+    let started = ContinuousClock.now
+    let response = try await http.execute(request, timeout: .seconds(30))
+    guard response.status == .created else {
+        let text = String(buffer: try await response.body.collect(upTo: 1 << 16))
+        throw BenchmarkFailure("the send was refused: \(response.status) \(text)")
+    }
+    var lastProgress = (count: before, at: ContinuousClock.now)
+    while emulator.acceptedCount < before + count {
+        try await Task.sleep(for: .milliseconds(2))
+        let accepted = emulator.acceptedCount
+        if accepted != lastProgress.count {
+            lastProgress = (accepted, ContinuousClock.now)
+        } else if ContinuousClock.now - lastProgress.at > .seconds(60) {
+            throw BenchmarkFailure("the fan-out stalled at \(accepted - before) of \(count)")
+        }
+    }
+    return seconds(ContinuousClock.now - started)
+}
+
+/// Runs wrk with a Lua script against the hub; prints requests/s, p50 and p99.
+func runWrk(name: String, script: String, port: Int) async throws {
+    guard let wrk = which("wrk") else {
+        say("api.\(name): skipped, wrk is not installed (apt-get install wrk)")
+        return
+    }
+    let result = try await run(
+        wrk,
+        [
+            "-t2", "-c\(options.wrkConnections)", "-d\(options.wrkSeconds)s", "--latency", "-s", "\(options.wrkScripts)/\(script)",
+            "http://127.0.0.1:\(port)",
+        ],
+        environment: ["HUB_TOKEN": token(port: port), "HUB_NAME": hubName])
+    let lines = result.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+    func milliseconds(_ text: Substring) -> Double? {
+        for (suffix, factor) in [("us", 0.001), ("ms", 1.0), ("s", 1000.0)] where text.hasSuffix(suffix) {
+            return Double(text.dropLast(suffix.count)).map { $0 * factor }
+        }
+        return nil
+    }
+    func percentile(_ label: String) -> Double? {
+        lines.first { $0.hasPrefix(label) }.flatMap { milliseconds($0.split(separator: " ").last ?? "") }
+    }
+    guard let rateLine = lines.first(where: { $0.hasPrefix("Requests/sec:") }),
+        let rate = Double(rateLine.split(separator: " ").last ?? ""), let p50 = percentile("50%"), let p99 = percentile("99%")
+    else {
+        throw BenchmarkFailure("could not read wrk's output:\n\(result.output)")
+    }
+    if let errors = lines.first(where: { $0.hasPrefix("Non-2xx or 3xx responses:") }) {
+        throw BenchmarkFailure("api.\(name): \(errors)\n\(result.output)")
+    }
+    figure("api.\(name)", rate, "requests/s")
+    figure("api.\(name).p50", p50, "ms", decimals: 2)
+    figure("api.\(name).p99", p99, "ms", decimals: 2)
+}
+
+var hubRates: [Int: Double] = [:]
+do {
+    for size in options.sizes {
+        let database = directory + "/hub-\(size).sqlite"
+        let seedRate = try await seed(path: database, count: size)
+        figure("seed.\(size)", seedRate, "installations/s")
+        let configurationPath = directory + "/hub-\(size).yaml"
+        try configuration(database: database).write(toFile: configurationPath, atomically: true, encoding: .utf8)
+        let hub = try HubServerProcess(executable: options.hub, configuration: configurationPath, logPath: directory + "/hub-\(size).log")
+        do {
+            try await hub.waitUntilListening()
+            // One warm-up send to a single device opens the connections and raises the stream limit.
+            _ = try await fanOut(port: hub.port, format: "apple", body: #"{"aps":{"alert":"warm-up"}}"#, tags: "user:0", count: 1)
+            let native = try await fanOut(
+                port: hub.port, format: "apple", body: #"{"aps":{"alert":"Hello from the benchmark","badge":1}}"#, tags: "bench",
+                count: size)
+            let rate = Double(size) / native
+            hubRates[size] = rate
+            figure("fanout.native.\(size)", rate, "notifications/s")
+            figure("fanout.native.\(size).time", native, "s", decimals: 2)
+            if let ceiling { figure("fanout.native.\(size).ofCeiling", 100 * rate / ceiling, "%", decimals: 1) }
+            let template = try await fanOut(
+                port: hub.port, format: "template", body: #"{"message":"Hello from the template benchmark"}"#, tags: "bench",
+                count: size)
+            figure("fanout.template.\(size)", Double(size) / template, "notifications/s")
+            figure("fanout.template.\(size).time", template, "s", decimals: 2)
+            figure("hub.peakRSS.\(size)", hub.peakRSSMiB, "MiB", decimals: 1)
+            if size == options.sizes.min() && !options.skipWrk {
+                try await runWrk(name: "putInstallations", script: "put-installations.lua", port: hub.port)
+                try await runWrk(name: "postMessages", script: "post-messages.lua", port: hub.port)
+            }
+        } catch {
+            await hub.stop()
+            throw error
+        }
+        await hub.stop()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+    }
+
+    // MARK: 3. Peer
+
+    if !options.skipPeer {
+        for size in options.peerSizes {
+            let result = try await run(
+                "/usr/bin/env",
+                [
+                    "python3", options.peerScript, "--port", "\(emulatorPort)", "--ca", caPath, "--key", keyPath, "--key-id", keyID,
+                    "--team-id", teamID, "--topic", topic, "--count", "\(size)",
+                ])
+            guard result.status == 0,
+                let line = result.output.split(separator: "\n").first(where: { $0.hasPrefix("peer.aioapns.") }),
+                let rate = Double(line.split(separator: " ")[1])
+            else {
+                say("peer: aioapns failed (status \(result.status)); install it with pip install aioapns:\n\(result.output)")
+                break
+            }
+            figure("peer.aioapns.\(size)", rate, "notifications/s")
+            if let hubRate = hubRates[size] { figure("fanout.native.\(size).ofPeer", hubRate / rate, "x", decimals: 1) }
+        }
+    }
+
+    // MARK: 5. Audience resolution
+
+    if !options.skipResolution {
+        let result = try await run(options.storeBenchmark, ["\(options.resolutionSize)"])
+        for line in result.output.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            guard parts.count == 3, parts[0].hasSuffix(":"), let value = Double(parts[1]) else { continue }
+            figure(String(parts[0].dropLast()), value, String(parts[2]), decimals: parts[2] == "ms" ? 1 : 0)
+        }
+        if result.status != 0 { say("StoreBenchmark failed (status \(result.status)):\n\(result.output)") }
+    }
+} catch {
+    say("benchmark failed: \(error)")
+    await cleanUp()
+    exit(1)
+}
+
+// MARK: Summary
+
+say("")
+say("| figure | value | unit |")
+say("|---|---:|---|")
+for entry in figures { say("| \(entry.name) | \(entry.value) | \(entry.unit) |") }
+await cleanUp()
