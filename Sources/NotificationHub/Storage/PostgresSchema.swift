@@ -113,5 +113,11 @@ extension PostgresHubDatabase {
                 SELECT id, 0, cursor, 'Pending' FROM notifications WHERE state = 'Processing'
                 """,
             ]),
+        .init(
+            version: 7,
+            statements: [
+                // Claims take the oldest enqueued notification from the index instead of sorting the backlog.
+                "CREATE INDEX notifications_enqueued ON notifications(state, enqueue_time)"
+            ]),
     ]
 }

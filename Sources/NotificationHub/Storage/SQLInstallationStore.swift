@@ -8,11 +8,19 @@ public final class SQLInstallationStore: InstallationStore {
     /// The database the store writes to.
     public let database: any HubDatabase
     let clock: any WallClock
+    /// Concurrent single-installation writes share one transaction.
+    private let upserts: WriteCombiner<Installation, Void>
 
     /// Creates a store on an open database with the hub schema (``SQLiteHubDatabase/hubSchema``).
     public init(database: any HubDatabase, clock: any WallClock = SystemWallClock()) {
         self.database = database
         self.clock = clock
+        upserts = WriteCombiner { installations in
+            try await database.transaction { connection in
+                try await Self.write(installations, on: connection)
+            }
+            return Array(repeating: (), count: installations.count)
+        }
     }
 
     /// Opens a database with the installation schema.
@@ -31,10 +39,7 @@ public final class SQLInstallationStore: InstallationStore {
         var stored = installation
         stored.lastUpdate = clock.now()
         stored.expiredPushChannel = false
-        let row = stored
-        try await database.transaction { connection in
-            try await Self.write(row, on: connection)
-        }
+        try await upserts.submit(stored)
         return stored
     }
 

@@ -6,9 +6,24 @@ public final class SQLNotificationStore: NotificationStore {
     /// The database the store writes to.
     public let database: any HubDatabase
 
+    /// Concurrent enqueues share one transaction.
+    private let enqueues: WriteCombiner<Enqueue, String>
+
     /// Creates a store on a database opened with ``SQLiteHubDatabase/hubSchema``.
     public init(database: any HubDatabase) {
         self.database = database
+        enqueues = WriteCombiner { batch in
+            try await database.transaction { connection in try await Self.insert(batch, on: connection) }
+        }
+    }
+
+    /// One accepted notification to persist.
+    struct Enqueue: Sendable {
+        var notification: Notification
+        var headers: String
+        var audience: String
+        var scheduledTime: Date?
+        var idempotencyKey: String?
     }
 
     static let columns =
@@ -17,27 +32,59 @@ public final class SQLNotificationStore: NotificationStore {
     public func enqueue(_ notification: Notification, scheduledTime: Date?, idempotencyKey: String?) async throws -> String {
         let headers = String(decoding: try JSONEncoder().encode(notification.headers), as: UTF8.self)
         let audience = try Self.encode(notification.audience)
-        return try await database.transaction { connection in
-            if let idempotencyKey {
+        return try await enqueues.submit(
+            Enqueue(
+                notification: notification, headers: headers, audience: audience, scheduledTime: scheduledTime,
+                idempotencyKey: idempotencyKey))
+    }
+
+    /// Inserts notifications with one multi-row statement; a notification whose idempotency key is already stored
+    /// (or used earlier in the batch) is not inserted and gets the first notification's id.
+    static func insert(_ batch: [Enqueue], on connection: any SQLExecutor) async throws -> [String] {
+        var ids: [String] = []
+        var keys: [String: String] = [:]
+        var rows: [Enqueue] = []
+        for entry in batch {
+            if let key = entry.idempotencyKey {
+                if let id = keys[key] {
+                    ids.append(id)
+                    continue
+                }
                 let existing = try await connection.query(
-                    "SELECT id FROM notifications WHERE idempotency_key = ?", [.text(idempotencyKey)])
-                if let id = existing.first?.string("id") { return id }
+                    "SELECT id FROM notifications WHERE idempotency_key = ?", [.text(key)])
+                if let id = existing.first?.string("id") {
+                    keys[key] = id
+                    ids.append(id)
+                    continue
+                }
+                keys[key] = entry.notification.id
             }
+            ids.append(entry.notification.id)
+            rows.append(entry)
+        }
+        for start in stride(from: 0, to: rows.count, by: 100) {
+            let chunk = rows[start..<min(start + 100, rows.count)]
+            var binds: [SQLValue] = []
+            binds.reserveCapacity(chunk.count * 9)
+            for entry in chunk {
+                let notification = entry.notification
+                binds += [
+                    .text(notification.id), .text(notification.format.name), .blob(notification.body), .text(entry.headers),
+                    .text(entry.audience),
+                    .text(entry.scheduledTime == nil ? NotificationState.enqueued.name : NotificationState.scheduled.name),
+                    .float(notification.createdAt.timeIntervalSince1970),
+                    entry.scheduledTime.map { .float($0.timeIntervalSince1970) } ?? .null,
+                    entry.idempotencyKey.map { .text($0) } ?? .null,
+                ]
+            }
+            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
             _ = try await connection.query(
                 """
                 INSERT INTO notifications (id, format, body, headers, audience, state, enqueue_time, scheduled_time, idempotency_key)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                [
-                    .text(notification.id), .text(notification.format.name), .blob(notification.body), .text(headers),
-                    .text(audience),
-                    .text(scheduledTime == nil ? NotificationState.enqueued.name : NotificationState.scheduled.name),
-                    .float(notification.createdAt.timeIntervalSince1970),
-                    scheduledTime.map { .float($0.timeIntervalSince1970) } ?? .null,
-                    idempotencyKey.map { .text($0) } ?? .null,
-                ])
-            return notification.id
+                VALUES \(values)
+                """, binds)
         }
+        return ids
     }
 
     /// On PostgreSQL, rows another transaction holds are skipped (claims) or waited for (counts).
@@ -69,17 +116,28 @@ public final class SQLNotificationStore: NotificationStore {
                     upperBound: row.int64("upper_bound").map(InstallationCursor.init(position:)),
                     cursor: row.int64("cursor").map(InstallationCursor.init(position:)))
             }
-            // Otherwise the next due notification, split into partitions.
-            let due = try await connection.query(
+            // Otherwise the next due notification, split into partitions: a scheduled one whose time has come, else
+            // the oldest enqueued one. Each is the first row of an index range, so a backlog costs nothing here.
+            var due = try await connection.query(
                 """
                 UPDATE notifications SET state = 'Processing', start_time = COALESCE(start_time, ?)
                 WHERE id = (
-                    SELECT id FROM notifications
-                    WHERE state = 'Enqueued' OR (state = 'Scheduled' AND scheduled_time <= ?)
-                    ORDER BY COALESCE(scheduled_time, enqueue_time) LIMIT 1\(skipLocked))
+                    SELECT id FROM notifications WHERE state = 'Scheduled' AND scheduled_time <= ?
+                    ORDER BY state, scheduled_time LIMIT 1\(skipLocked))
                 RETURNING \(Self.columns)
                 """,
                 [.float(time), .float(time)])
+            if due.isEmpty {
+                due = try await connection.query(
+                    """
+                    UPDATE notifications SET state = 'Processing', start_time = COALESCE(start_time, ?)
+                    WHERE id = (
+                        SELECT id FROM notifications WHERE state = 'Enqueued'
+                        ORDER BY state, enqueue_time LIMIT 1\(skipLocked))
+                    RETURNING \(Self.columns)
+                    """,
+                    [.float(time)])
+            }
             guard let record = try due.first.map(Self.decode) else { return nil }
             var bounds: [(lower: Int64?, upper: Int64?)] = [(nil, nil)]
             if partitions > 1, case .handles = record.notification.audience {

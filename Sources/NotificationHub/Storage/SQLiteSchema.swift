@@ -114,5 +114,11 @@ extension SQLiteHubDatabase {
                 SELECT id, 0, cursor, 'Pending' FROM notifications WHERE state = 'Processing'
                 """,
             ]),
+        .init(
+            version: 7,
+            statements: [
+                // Claims take the oldest enqueued notification from the index instead of sorting the backlog.
+                "CREATE INDEX notifications_enqueued ON notifications(state, enqueue_time)"
+            ]),
     ]
 }

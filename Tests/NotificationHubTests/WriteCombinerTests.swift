@@ -1,0 +1,98 @@
+import Foundation
+import HubTestSupport
+import NotificationHub
+import Synchronization
+import Testing
+
+@Suite(.timeLimit(.minutes(2))) struct WriteCombinerTests {
+    /// Records the batches it is asked to write; items above 1000 make a batch fail.
+    final class Recorder: Sendable {
+        let batches = Mutex<[[Int]]>([])
+
+        func write(_ items: [Int]) async throws -> [Int] {
+            batches.withLock { $0.append(items) }
+            try await Task.sleep(for: .milliseconds(5))
+            if items.contains(where: { $0 > 1000 }) { throw HubError(.invalidInstallation, "item over 1000") }
+            return items.map { $0 * 2 }
+        }
+    }
+
+    @Test func concurrentCallersShareBatchesAndEachGetsItsOwnResult() async throws {
+        let recorder = Recorder()
+        let combiner = WriteCombiner<Int, Int>(maximumBatch: 50) { try await recorder.write($0) }
+        let results = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            for item in 0..<300 { group.addTask { (item, try await combiner.submit(item)) } }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        #expect(results.count == 300)
+        #expect(results.allSatisfy { $0.value == $0.key * 2 })
+        let batches = recorder.batches.withLock { $0 }
+        #expect(batches.flatMap { $0 }.sorted() == Array(0..<300), "every item is written exactly once")
+        #expect(batches.count < 300, "concurrent writes are combined")
+        #expect(batches.allSatisfy { $0.count <= 50 })
+        // The lead is released: a later lone write goes through on its own.
+        #expect(try await combiner.submit(7) == 14)
+        #expect(recorder.batches.withLock { $0.last } == [7])
+    }
+
+    @Test func aFailingItemFailsOnlyItsOwnCaller() async throws {
+        let recorder = Recorder()
+        let combiner = WriteCombiner<Int, Int>(maximumBatch: 100) { try await recorder.write($0) }
+        let outcomes = await withTaskGroup(of: (Int, Bool).self) { group in
+            for item in [1, 2, 3, 5000, 4, 5, 6] {
+                group.addTask { (item, (try? await combiner.submit(item)) != nil) }
+            }
+            return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        #expect(outcomes == [1: true, 2: true, 3: true, 5000: false, 4: true, 5: true, 6: true])
+        await #expect(throws: HubError.self) { try await combiner.submit(2000) }
+        #expect(try await combiner.submit(8) == 16)
+    }
+
+    @Test(arguments: TestBackend.all)
+    func concurrentEnqueuesWithOneIdempotencyKeyStoreOneNotification(backend: TestBackend) async throws {
+        try await backend.run {
+            let database = try await TestBackend.openDatabase()
+            let store = SQLNotificationStore(database: database)
+            let ids = try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        let notification = Notification(format: .apple, body: "n\(index)", audience: .all)
+                        return try await store.enqueue(
+                            notification, scheduledTime: nil, idempotencyKey: index % 2 == 0 ? "same-key" : nil)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(ids.count == 40)
+            #expect(Set(ids).count == 21, "twenty distinct sends and one shared by every repeat of the key")
+            for id in Set(ids) { #expect(try await store.record(id: id) != nil) }
+            try await database.close()
+        }
+    }
+
+    @Test(arguments: TestBackend.all)
+    func concurrentUpsertsAreAllStored(backend: TestBackend) async throws {
+        try await backend.run {
+            let store = try await InstallationStoreTests.makeStore()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<100 {
+                    group.addTask {
+                        _ = try await store.upsert(
+                            Installation(
+                                installationID: "i\(index % 50)", platform: .apns, pushChannel: .handle("dev-\(index)"),
+                                tags: ["round:\(index / 50)"]))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for index in 0..<50 {
+                let stored = try #require(try await store.installation(id: "i\(index)"))
+                // The later of two writes of one id wins, as if they had run one after the other.
+                #expect(stored.pushChannel == .handle("dev-\(index)") || stored.pushChannel == .handle("dev-\(index + 50)"))
+                #expect(stored.tags == ["round:\(stored.pushChannel == .handle("dev-\(index)") ? 0 : 1)"])
+            }
+            try await store.database.close()
+        }
+    }
+}
