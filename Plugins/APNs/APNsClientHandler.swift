@@ -110,6 +110,8 @@ final class APNsClientHandler: ChannelInboundHandler {
     private var receivedSettings = false
     private var reading = false
     private var needsFlush = false
+    /// Response bytes consumed since the last connection WINDOW_UPDATE.
+    private var consumedBytes = 0
     private var pingTask: Scheduled<Void>?
 
     init(maximumStreams: Int, pingInterval: TimeAmount, pingTimeout: TimeAmount, status: APNsConnectionStatus) {
@@ -239,6 +241,19 @@ final class APNsClientHandler: ChannelInboundHandler {
         context.fireChannelReadComplete()
     }
 
+    /// Gives consumed response bytes back to the server's connection-level send window once they add up to a
+    /// megabyte; without it the window granted at start runs out after that many bytes of error bodies and the
+    /// connection stalls. Stream windows need no update: every stream ends long before its own window.
+    private func returnToConnectionWindow(_ bytes: Int, context: ChannelHandlerContext) {
+        consumedBytes += bytes
+        guard consumedBytes >= 1 << 20 else { return }
+        context.write(
+            wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: consumedBytes))),
+            promise: nil)
+        consumedBytes = 0
+        needsFlush = true
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         reading = true
         let frame = unwrapInboundIn(data)
@@ -259,6 +274,7 @@ final class APNsClientHandler: ChannelInboundHandler {
                 inFlight[frame.streamID] = request
             }
         case .data(let data):
+            returnToConnectionWindow(data.data.readableBytes + (data.paddingBytes ?? 0), context: context)
             guard var request = inFlight[frame.streamID] else { return }
             if case .byteBuffer(var buffer) = data.data, buffer.readableBytes > 0, (request.body?.readableBytes ?? 0) < 4096 {
                 if request.body == nil { request.body = buffer } else { request.body!.writeBuffer(&buffer) }

@@ -152,4 +152,17 @@ import Testing
         #expect(results.map(\.outcome) == [.pnsUnreachable])
         await adapter.shutdown()
     }
+
+    /// More request bytes than the connection window granted at start (16 MiB) go through one connection: the
+    /// emulator must give consumed bytes back to the window, or the connection stalls until requests time out.
+    @Test func oneConnectionCarriesMoreThanItsInitialWindow() async throws {
+        try await APNsHarness.with(connections: 1) { (hub) async throws in
+            let alert = String(repeating: "x", count: 3500)
+            let tokens = (0..<5200).map { APNsHarness.deviceToken(100_000 + $0) }
+            let summary = try await hub.sendDirect(#"{"aps":{"alert":"\#(alert)"}}"#, to: tokens)
+            #expect(summary.count(of: .success) == tokens.count)
+            #expect(hub.emulator.acceptedCount == tokens.count)
+            #expect(hub.emulator.connectionsAccepted == 1, "the connection never stalled into a timeout and a reconnect")
+        }
+    }
 }

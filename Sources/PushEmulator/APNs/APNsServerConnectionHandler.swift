@@ -31,6 +31,8 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
     private var lastStreamID = HTTP2StreamID.rootStream
     private var open = 0
     private var needsFlush = false
+    /// Request bytes consumed since the last connection WINDOW_UPDATE.
+    private var consumedBytes = 0
     private var closing = false
 
     init(emulator: APNsEmulator) {
@@ -44,6 +46,18 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
             promise: nil)
         context.flush()
         context.fireChannelActive()
+    }
+
+    /// Gives consumed request bytes back to the client's connection-level send window once they add up to a
+    /// megabyte, as a real server does; the window granted at start would otherwise run out after that many bytes.
+    private func returnToConnectionWindow(_ bytes: Int, context: ChannelHandlerContext) {
+        consumedBytes += bytes
+        guard consumedBytes >= 1 << 20 else { return }
+        context.write(
+            wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: consumedBytes))),
+            promise: nil)
+        consumedBytes = 0
+        needsFlush = true
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -64,6 +78,7 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
             }
             if headers.endStream { handle(streamID: frame.streamID, context: context) }
         case .data(let data):
+            returnToConnectionWindow(data.data.readableBytes + (data.paddingBytes ?? 0), context: context)
             guard var stream = streams[frame.streamID] else { return }
             if case .byteBuffer(var buffer) = data.data, buffer.readableBytes > 0 {
                 if stream.body == nil {
