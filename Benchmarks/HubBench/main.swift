@@ -129,6 +129,20 @@ func which(_ name: String) -> String? {
     return nil
 }
 
+/// The hub process running now, killed when the runner is interrupted so that it does not outlive it.
+nonisolated(unsafe) var runningHub: pid_t = 0
+nonisolated(unsafe) var interruptSources: [any DispatchSourceSignal] = []
+for interrupt in [SIGINT, SIGTERM] {
+    signal(interrupt, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: interrupt, queue: .global())
+    source.setEventHandler {
+        if runningHub > 0 { kill(runningHub, SIGKILL) }
+        exit(130)
+    }
+    source.resume()
+    interruptSources.append(source)
+}
+
 /// A running `hub serve` with its log in a file.
 final class HubServerProcess {
     let process = Process()
@@ -144,6 +158,7 @@ final class HubServerProcess {
         process.standardOutput = log
         process.standardError = log
         try process.run()
+        runningHub = process.processIdentifier
     }
 
     /// Waits for the "hub is listening" line and reads the port from it.
@@ -173,6 +188,7 @@ final class HubServerProcess {
     }
 
     func stop() async {
+        runningHub = 0
         guard process.isRunning else { return }
         process.terminate()
         for _ in 0..<600 where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
@@ -381,13 +397,14 @@ do {
             hubRates[size] = rate
             figure("fanout.native.\(size)", rate, "notifications/s")
             figure("fanout.native.\(size).time", native, "s", decimals: 2)
+            figure("hub.peakRSS.native.\(size)", hub.peakRSSMiB, "MiB", decimals: 1)
             if let ceiling { figure("fanout.native.\(size).ofCeiling", 100 * rate / ceiling, "%", decimals: 1) }
             let template = try await fanOut(
                 port: hub.port, format: "template", body: #"{"message":"Hello from the template benchmark"}"#, tags: "bench",
                 count: size)
             figure("fanout.template.\(size)", Double(size) / template, "notifications/s")
             figure("fanout.template.\(size).time", template, "s", decimals: 2)
-            figure("hub.peakRSS.\(size)", hub.peakRSSMiB, "MiB", decimals: 1)
+            figure("hub.peakRSS.afterTemplate.\(size)", hub.peakRSSMiB, "MiB", decimals: 1)
             if size == options.sizes.min() && !options.skipWrk {
                 try await runWrk(name: "putInstallations", script: "put-installations.lua", port: hub.port)
                 try await runWrk(name: "postMessages", script: "post-messages.lua", port: hub.port)

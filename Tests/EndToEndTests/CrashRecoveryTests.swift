@@ -27,8 +27,9 @@ import Testing
         """
     }
 
-    @Test(arguments: [1, 3])
-    func aKilledHubResumesTheFanOutAfterItsLastCheckpoint(pagesInFlight: Int) async throws {
+    /// `graceful`: stopped with SIGTERM instead of SIGKILL; it must exit promptly and hand its lease back.
+    @Test(arguments: [(1, false), (3, false), (3, true)])
+    func aKilledHubResumesTheFanOutAfterItsLastCheckpoint(pagesInFlight: Int, graceful: Bool) async throws {
         let directory = NSTemporaryDirectory() + "hub-crash-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -60,7 +61,13 @@ import Testing
         let first = try HubProcess(configuration: configurationPath, logPath: directory + "/hub.log")
         defer { first.killIfRunning() }
         let reachedThird = try await waitUntil(timeout: .seconds(180)) { apns.emulator.acceptedCount >= Self.devices / 3 }
-        await first.kill9()
+        let stopping = ContinuousClock.now
+        if graceful {
+            #expect(await first.terminate(grace: .seconds(30)), "SIGTERM stops the fan-out promptly: \(first.logTail())")
+        } else {
+            await first.kill9()
+        }
+        let stopSeconds = ContinuousClock.now - stopping
         let atKill = apns.emulator.acceptedCount
         #expect(reachedThird)
         #expect(atKill < Self.devices, "the fan-out must still be running when the hub is killed")
@@ -85,6 +92,10 @@ import Testing
         let total = ContinuousClock.now - started
 
         #expect(resumed, "the new process resumes the fan-out: \(second.logTail())")
+        if graceful {
+            let log = (try? String(contentsOfFile: directory + "/hub.log", encoding: .utf8)) ?? ""
+            #expect(log.contains("fan-out stopped for shutdown"), "the stopped worker handed its lease back")
+        }
         #expect(record?.state == .completed, "\(second.logTail())")
         #expect(record?.summary.count(of: .success) == Self.devices)
         let received = apns.emulator.received.map(\.deviceToken)
@@ -96,10 +107,10 @@ import Testing
         // machine repeats another window, a retried delivery may repeat once.
         let window = pagesInFlight * Self.pageSize
         let sources = RepeatSources(logs: [directory + "/hub.log"])
-        let bound = window * (1 + sources.stops) + sources.retries
+        let bound = window * ((graceful ? 0 : 1) + sources.stops) + sources.retries
         #expect(duplicates <= bound, "only pages in flight at the crash repeat (\(sources))")
         print(
-            "crash-recovery(pagesInFlight: \(pagesInFlight)): devices=\(Self.devices) deliveredBeforeKill=\(atKill) duplicates=\(duplicates) "
+            "crash-recovery(pagesInFlight: \(pagesInFlight), graceful: \(graceful)): stop=\(stopSeconds) devices=\(Self.devices) deliveredBeforeKill=\(atKill) duplicates=\(duplicates) "
                 + "bound=\(bound) \(sources) resumeAfterRestart=\(resumeSeconds) total=\(total)")
         #expect(await second.terminate(), "the hub shuts down gracefully: \(second.logTail())")
         await apns.emulator.stop()

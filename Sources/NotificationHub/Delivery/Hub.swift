@@ -296,7 +296,9 @@ public final class Hub: Service, Sendable {
             let owner = self.owner
             let store = notifications
             let lost = HubError(.conflict, "the lease on notification \(id) partition \(partition) was lost")
-            summary = try await withThrowingTaskGroup(of: DispatchSummary?.self) { group in
+            // Graceful shutdown stops the fan-out like a crash would, but at once: nothing more is committed, and
+            // the lease is handed back below so that the next worker resumes from the last checkpoint right away.
+            summary = try await cancelWhenGracefulShutdown { try await withThrowingTaskGroup(of: DispatchSummary?.self) { group in
                 group.addTask {
                     while true {
                         try await Task.sleep(for: .seconds(self.leaseSeconds / 3))
@@ -311,6 +313,8 @@ public final class Hub: Service, Sendable {
                     try await self.dispatcher.dispatch(
                         record.notification, resumingAfter: work.resumeAfter, upTo: work.upperBound, abandonAfter: window
                     ) { checkpoint in
+                        // Pages finished after the fan-out was stopped may hold retries cut short: not committed.
+                        try Task.checkCancellation()
                         guard try await store.recordCheckpoint(id: id, partition: partition, owner: owner, checkpoint) else {
                             throw lost
                         }
@@ -325,11 +329,16 @@ public final class Hub: Service, Sendable {
                 }
                 group.cancelAll()
                 return result
-            }
+            } }
         } catch {
-            logger.error(
-                "fan-out stopped; it resumes from its last checkpoint when its lease expires",
-                metadata: ["error": "\(error)"])
+            if Task.isShuttingDownGracefully {
+                _ = try? await notifications.renewLease(id: id, partition: partition, owner: owner, leaseSeconds: -1, now: clock.now())
+                logger.notice("fan-out stopped for shutdown; the next worker resumes it from its last checkpoint")
+            } else {
+                logger.error(
+                    "fan-out stopped; it resumes from its last checkpoint when its lease expires",
+                    metadata: ["error": "\(error)"])
+            }
             return
         }
         for (platform, outcomes) in summary.counts {
