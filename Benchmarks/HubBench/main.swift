@@ -3,6 +3,8 @@
 //
 //   Benchmarks/run.sh                                    # builds, installs the load tools, runs everything
 //   Benchmarks/run.sh --sizes 10000,100000 --skip-peer   # a quicker pass
+//   Benchmarks/run.sh --postgres postgres://… --nodes 2 --sizes 100000 --skip-peer --skip-wrk --skip-resolution
+//                                                        # fan-out on PostgreSQL shared by two hub processes
 //
 // Scenarios: the emulator's ceiling (h2load), the hub's fan-out through the REST API (native and template) with the
 // hub's peak RSS, the aioapns peer against the same emulator, audience resolution over the SQLite store, and the API
@@ -35,6 +37,9 @@ struct Options {
     var skipPeer = false
     var skipWrk = false
     var skipResolution = false
+    /// Runs the fan-out scenarios on PostgreSQL (a URL) instead of SQLite, with `nodes` hub processes.
+    var postgres: String?
+    var nodes = 1
     var keep = false
 
     init(_ arguments: [String]) {
@@ -60,6 +65,8 @@ struct Options {
             case "--skip-peer": skipPeer = true
             case "--skip-wrk": skipWrk = true
             case "--skip-resolution": skipResolution = true
+            case "--postgres": postgres = value()
+            case "--nodes": nodes = max(1, Int(value()) ?? 1)
             case "--keep": keep = true
             default:
                 FileHandle.standardError.write(Data("unknown option \(argument)\n".utf8))
@@ -129,14 +136,14 @@ func which(_ name: String) -> String? {
     return nil
 }
 
-/// The hub process running now, killed when the runner is interrupted so that it does not outlive it.
-nonisolated(unsafe) var runningHub: pid_t = 0
+/// The hub processes running now, killed when the runner is interrupted so that they do not outlive it.
+nonisolated(unsafe) var runningHubs: Set<pid_t> = []
 nonisolated(unsafe) var interruptSources: [any DispatchSourceSignal] = []
 for interrupt in [SIGINT, SIGTERM] {
     signal(interrupt, SIG_IGN)
     let source = DispatchSource.makeSignalSource(signal: interrupt, queue: .global())
     source.setEventHandler {
-        if runningHub > 0 { kill(runningHub, SIGKILL) }
+        for pid in runningHubs { kill(pid, SIGKILL) }
         exit(130)
     }
     source.resume()
@@ -158,7 +165,7 @@ final class HubServerProcess {
         process.standardOutput = log
         process.standardError = log
         try process.run()
-        runningHub = process.processIdentifier
+        runningHubs.insert(process.processIdentifier)
     }
 
     /// Waits for the "hub is listening" line and reads the port from it.
@@ -188,7 +195,7 @@ final class HubServerProcess {
     }
 
     func stop() async {
-        runningHub = 0
+        runningHubs.remove(process.processIdentifier)
         guard process.isRunning else { return }
         process.terminate()
         for _ in 0..<600 where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
@@ -266,8 +273,8 @@ if !options.skipCeiling {
 // MARK: 2–4, 7. Hub fan-out, template fan-out, peak RSS
 
 /// Writes N installations into a fresh SQLite database, each tagged `bench` and `user:<i>`, with a template.
-func seed(path: String, count: Int) async throws -> Double {
-    let store = try await SQLInstallationStore.open(storage: .sqlite(path: path), logger: logger)
+func seed(storage: StorageConfiguration, count: Int) async throws -> Double {
+    let store = try await SQLInstallationStore.open(storage: storage, logger: logger)
     let template = InstallationTemplate(body: #"{"aps":{"alert":"$(message)","badge":1}}"#)
     let started = ContinuousClock.now
     var batch: [Installation] = []
@@ -288,13 +295,23 @@ func seed(path: String, count: Int) async throws -> Double {
     return Double(count) / elapsed
 }
 
-func configuration(database: String) -> String {
+/// The store of one size's scenario: a SQLite file, or a schema of its own on PostgreSQL.
+func storage(size: Int) throws -> (configuration: StorageConfiguration, yaml: String) {
+    if let url = options.postgres {
+        let schema = "bench_\(size)_\(getpid())"
+        return (.postgres(try .init(url: url, schema: schema)), #"{postgres: {url: "\#(url)", schema: \#(schema)}}"#)
+    }
+    let path = directory + "/hub-\(size).sqlite"
+    return (.sqlite(path: path), "{sqlite: {path: \(path)}}")
+}
+
+func configuration(storage: String) -> String {
     """
     server: {host: 127.0.0.1, port: 0}
     hubs:
       \(hubName):
         keys: [{name: bench, rights: [Listen, Send, Manage], primaryKey: \(hubKey)}]
-        storage: {sqlite: {path: \(database)}}
+        storage: \(storage)
         adapters:
           - type: apns
             endpoint: https://127.0.0.1:\(emulatorPort)
@@ -379,15 +396,23 @@ func runWrk(name: String, script: String, port: Int) async throws {
 
 var hubRates: [Int: Double] = [:]
 do {
+    // On PostgreSQL, figures are prefixed with the store and the number of nodes sharing the work.
+    let scenario = options.postgres == nil ? "" : "postgres.\(options.nodes)nodes."
     for size in options.sizes {
-        let database = directory + "/hub-\(size).sqlite"
-        let seedRate = try await seed(path: database, count: size)
-        figure("seed.\(size)", seedRate, "installations/s")
+        let store = try storage(size: size)
+        let seedRate = try await seed(storage: store.configuration, count: size)
+        figure("\(scenario)seed.\(size)", seedRate, "installations/s")
         let configurationPath = directory + "/hub-\(size).yaml"
-        try configuration(database: database).write(toFile: configurationPath, atomically: true, encoding: .utf8)
-        let hub = try HubServerProcess(executable: options.hub, configuration: configurationPath, logPath: directory + "/hub-\(size).log")
+        try configuration(storage: store.yaml).write(toFile: configurationPath, atomically: true, encoding: .utf8)
+        var nodes: [HubServerProcess] = []
         do {
-            try await hub.waitUntilListening()
+            for node in 0..<options.nodes {
+                let process = try HubServerProcess(
+                    executable: options.hub, configuration: configurationPath, logPath: directory + "/hub-\(size)-\(node).log")
+                nodes.append(process)
+                try await process.waitUntilListening()
+            }
+            let hub = nodes[0]
             // One warm-up send to a single device opens the connections and raises the stream limit.
             _ = try await fanOut(port: hub.port, format: "apple", body: #"{"aps":{"alert":"warm-up"}}"#, tags: "user:0", count: 1)
             let native = try await fanOut(
@@ -395,26 +420,28 @@ do {
                 count: size)
             let rate = Double(size) / native
             hubRates[size] = rate
-            figure("fanout.native.\(size)", rate, "notifications/s")
-            figure("fanout.native.\(size).time", native, "s", decimals: 2)
-            figure("hub.peakRSS.native.\(size)", hub.peakRSSMiB, "MiB", decimals: 1)
-            if let ceiling { figure("fanout.native.\(size).ofCeiling", 100 * rate / ceiling, "%", decimals: 1) }
+            figure("\(scenario)fanout.native.\(size)", rate, "notifications/s")
+            figure("\(scenario)fanout.native.\(size).time", native, "s", decimals: 2)
+            figure("\(scenario)hub.peakRSS.native.\(size)", hub.peakRSSMiB, "MiB", decimals: 1)
+            if let ceiling { figure("\(scenario)fanout.native.\(size).ofCeiling", 100 * rate / ceiling, "%", decimals: 1) }
             let template = try await fanOut(
                 port: hub.port, format: "template", body: #"{"message":"Hello from the template benchmark"}"#, tags: "bench",
                 count: size)
-            figure("fanout.template.\(size)", Double(size) / template, "notifications/s")
-            figure("fanout.template.\(size).time", template, "s", decimals: 2)
-            figure("hub.peakRSS.afterTemplate.\(size)", hub.peakRSSMiB, "MiB", decimals: 1)
+            figure("\(scenario)fanout.template.\(size)", Double(size) / template, "notifications/s")
+            figure("\(scenario)fanout.template.\(size).time", template, "s", decimals: 2)
+            figure("\(scenario)hub.peakRSS.afterTemplate.\(size)", hub.peakRSSMiB, "MiB", decimals: 1)
             if size == options.sizes.min() && !options.skipWrk {
-                try await runWrk(name: "putInstallations", script: "put-installations.lua", port: hub.port)
-                try await runWrk(name: "postMessages", script: "post-messages.lua", port: hub.port)
+                try await runWrk(name: "\(scenario)putInstallations", script: "put-installations.lua", port: hub.port)
+                try await runWrk(name: "\(scenario)postMessages", script: "post-messages.lua", port: hub.port)
             }
         } catch {
-            await hub.stop()
+            for node in nodes { await node.stop() }
             throw error
         }
-        await hub.stop()
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+        for node in nodes { await node.stop() }
+        if case .sqlite(let path) = store.configuration {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
     }
 
     // MARK: 3. Peer

@@ -77,9 +77,14 @@ import Testing
 
     @Test func onlyTheIdTravelsAndOnlyTheRightUserReads() async throws {
         let logs = CapturedLogs()
-        let adapters = [RecordingAdapter(platform: .apns, format: .apple), RecordingAdapter(platform: .wns, format: .windows)]
+        let adapters = [
+            RecordingAdapter(platform: .apns, format: .apple), RecordingAdapter(platform: .wns, format: .windows),
+            RecordingAdapter(platform: .fcmv1, format: .fcmv1),
+        ]
         try await APITestHarness.run(adapters: adapters, securePush: Self.settings(), logger: logs.logger()) { api in
             try await Self.register(api)
+            let tablet = #"{"installationId":"alice-tablet","platform":"fcmv1","pushChannel":"dev-alice-tablet","userId":"alice","tags":["username:alice"]}"#
+            #expect(try await api.request(.put, "/demo/installations/alice-tablet", key: "listen", body: tablet).status == .ok)
             let created = try await api.request(
                 .post, "/demo/securenotifications", key: "send",
                 body: #"{"payload":\#(Self.payload),"tags":"username:alice"}"#)
@@ -88,7 +93,7 @@ import Testing
             let id = try #require(json["id"] as? String)
             #expect(created.headers[.location]?.hasSuffix("/demo/securenotifications/\(id)") == true)
             let notificationIDs = try #require(json["notificationIds"] as? [String])
-            #expect(notificationIDs.count == 2)
+            #expect(notificationIDs.count == 3, "one id-only send per platform format")
             for notificationID in notificationIDs {
                 #expect(try await api.waitForFinal(notificationID).summary.count(of: .success) == 1)
             }
@@ -103,7 +108,10 @@ import Testing
             #expect(wns.map(\.installationID) == ["alice-pc"])
             #expect(wns.first?.payload == id)
             #expect(wns.first?.headers["X-WNS-Type"] == "wns/raw")
-            for received in apns + wns {
+            let fcm = adapters[2].received
+            #expect(fcm.map(\.installationID) == ["alice-tablet"])
+            #expect(fcm.first?.payload == #"{"message":{"data":{"secureId":"\#(id)"}}}"#)
+            for received in apns + wns + fcm {
                 #expect(!received.payload.contains(Self.sensitive) && !received.payload.contains("balance"))
             }
 
