@@ -210,8 +210,13 @@ import Testing
         }
     }
 
-    @Test(arguments: [1, 2, 3, 4])
-    func storeQueryAgreesWithEvaluator(seed: UInt64) async throws {
+    /// Generated expressions and tag sets: the compiled store query (on every backend) and the evaluator agree.
+    @Test(arguments: TestBackend.all, [1, 2, 3, 4] as [UInt64])
+    func storeQueryAgreesWithEvaluator(backend: TestBackend, seed: UInt64) async throws {
+        try await backend.run { try await Self.checkStoreAgreesWithEvaluator(seed: seed) }
+    }
+
+    static func checkStoreAgreesWithEvaluator(seed: UInt64) async throws {
         var generator = SeededGenerator(state: seed)
         try await InstallationStoreTests.withStore() { store in
             var installations: [Installation] = []

@@ -49,6 +49,36 @@ import Testing
         #expect(try await combiner.submit(8) == 16)
     }
 
+    /// The caller that leads a batch may be cancelled (its request went away); the others' writes still happen.
+    @Test func aCancelledLeaderDoesNotFailTheOthers() async throws {
+        let gate = WorkSignal()
+        let calls = Mutex(0)
+        let combiner = WriteCombiner<Int, Int> { items in
+            let call = calls.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            if call == 1 { await gate.wait(upTo: .seconds(30)) }  // holds the lead while the others queue up
+            try Task.checkCancellation()
+            return items
+        }
+        let first = Task { try await combiner.submit(0) }
+        while calls.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let queued = (1..<10).map { item in Task { try await combiner.submit(item) } }
+        try await Task.sleep(for: .milliseconds(200))  // lets them queue behind the busy leader
+        for task in queued { task.cancel() }  // whichever of them leads next is cancelled
+        gate.signal()
+        #expect(try await first.value == 0)
+        for (index, task) in queued.enumerated() {
+            #expect(try await task.value == index + 1)
+        }
+    }
+
+}
+
+/// Group commit through the stores, on every backend. No time limit: on a loaded machine PostgreSQL connections can
+/// take long to open, as for the other store suites.
+@Suite struct GroupCommitStoreTests {
     @Test(arguments: TestBackend.all)
     func concurrentEnqueuesWithOneIdempotencyKeyStoreOneNotification(backend: TestBackend) async throws {
         try await backend.run {

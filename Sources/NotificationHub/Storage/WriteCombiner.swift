@@ -91,10 +91,16 @@ public final class WriteCombiner<Item: Sendable, Output: Sendable>: Sendable {
         return outputs[0]
     }
 
+    /// Runs `write` in a task of its own: the leader's cancellation must not fail the other callers' writes.
+    private func isolated(_ items: [Item]) async throws -> [Output] {
+        let write = self.write
+        return try await Task { try await write(items) }.value
+    }
+
     /// One outcome per item: the combined write's, or each item's own when the combined write failed.
     private func outcomes(of items: [Item]) async -> [Result<Output, any Error>] {
         do {
-            let outputs = try await write(items)
+            let outputs = try await isolated(items)
             guard outputs.count == items.count else {
                 throw HubError(.storageFailure, "a combined write returned \(outputs.count) results for \(items.count) items")
             }
@@ -104,7 +110,7 @@ public final class WriteCombiner<Item: Sendable, Output: Sendable>: Sendable {
             var outcomes: [Result<Output, any Error>] = []
             for item in items {
                 do {
-                    let output = try await write([item])
+                    let output = try await isolated([item])
                     guard let first = output.first else {
                         throw HubError(.storageFailure, "a write returned no result")
                     }
