@@ -158,7 +158,12 @@ import Testing
     /// More request bytes than the connection window granted at start (16 MiB) go through one connection: the
     /// emulator must give consumed bytes back to the window, or the connection stalls until requests time out.
     @Test func oneConnectionCarriesMoreThanItsInitialWindow() async throws {
-        try await APNsHarness.with(connections: 1) { (hub) async throws in
+        // One batch of 100 at a time, one attempt: no request waits long enough to time out on a loaded machine, so a
+        // timeout (and the reconnect after it) can only come from a stalled connection.
+        let steady = DeliveryConfiguration(
+            pageSize: 1000, batchSize: 100, concurrency: 1, abandonAfterSeconds: 600, maximumAttempts: 1,
+            initialBackoffSeconds: 0.01, maximumBackoffSeconds: 0.02)
+        try await APNsHarness.with(delivery: steady, connections: 1) { (hub) async throws in
             let alert = String(repeating: "x", count: 3500)
             let tokens = (0..<5200).map { APNsHarness.deviceToken(100_000 + $0) }
             let summary = try await hub.sendDirect(#"{"aps":{"alert":"\#(alert)"}}"#, to: tokens)
