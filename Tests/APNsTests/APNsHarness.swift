@@ -102,7 +102,7 @@ struct APNsHarness {
 
     /// Waits (bounded) until a condition holds; used for connection state changes, never for timing assertions.
     static func eventually(_ condition: () -> Bool) async throws {
-        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<3000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
     }
 
     /// Decodes a JWT's header and claims.

@@ -63,9 +63,9 @@ struct APITestHarness {
             uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
     }
 
-    /// Polls telemetry until the notification reaches a final state.
+    /// Polls telemetry until the notification reaches a final state (bounded generously for loaded machines).
     func waitForFinal(_ id: String) async throws -> NotificationRecord {
-        for _ in 0..<500 {
+        for _ in 0..<3000 {
             if let record = try await hub.notifications.record(id: id), record.state.isFinal { return record }
             try await Task.sleep(for: .milliseconds(10))
         }

@@ -95,7 +95,7 @@ import Testing
                     let sent = try await api.request(.post, "/demo/messages", key: "send", headers: SendEndpointTests.headers(), body: "{}")
                     let id = try #require(sent.headers[HTTPField.Name("TrackingId")!])
                     _ = try await api.waitForFinal(id)
-                    for _ in 0..<500 where receiver.failures.count < 3 { try await Task.sleep(for: .milliseconds(10)) }
+                    for _ in 0..<3000 where receiver.failures.count < 3 { try await Task.sleep(for: .milliseconds(10)) }
                     #expect(receiver.calls >= 4)  // two refused, then two batches (batchSize 2)
                     let failures = receiver.failures
                     #expect(failures.compactMap { $0["installationId"] as? String }.sorted() == ["b", "c", "e"])
@@ -106,7 +106,7 @@ import Testing
                     api.adapter.script("dev-a", [DeliveryResult(.wrongChannel, reason: "SenderIdMismatch")])
                     let again = try await api.request(.post, "/demo/messages", key: "send", headers: SendEndpointTests.headers(), body: "{}")
                     _ = try await api.waitForFinal(try #require(again.headers[HTTPField.Name("TrackingId")!]))
-                    for _ in 0..<500 where receiver.failures.count < 4 { try await Task.sleep(for: .milliseconds(10)) }
+                    for _ in 0..<3000 where receiver.failures.count < 4 { try await Task.sleep(for: .milliseconds(10)) }
                     try await Task.sleep(for: .milliseconds(100))
                     #expect(receiver.failures.count == 4)
                     #expect(receiver.failures.last?["outcome"] as? String == "WrongChannel")

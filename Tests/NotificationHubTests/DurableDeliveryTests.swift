@@ -179,7 +179,7 @@ import Testing
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await hub.run() }
                 var record: NotificationRecord?
-                for _ in 0..<500 {
+                for _ in 0..<3000 {
                     record = try await notifications.record(id: notification.id)
                     if record?.state.isFinal == true { break }
                     try await Task.sleep(for: .milliseconds(10))
@@ -272,7 +272,7 @@ import Testing
                 #expect(adapter.received.isEmpty)
                 clock.advance(by: 3600)
                 var record: NotificationRecord?
-                for _ in 0..<500 {
+                for _ in 0..<3000 {
                     record = try await notifications.record(id: id)
                     if record?.state.isFinal == true { break }
                     try await Task.sleep(for: .milliseconds(10))
