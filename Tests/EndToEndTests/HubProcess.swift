@@ -164,16 +164,25 @@ struct RepeatSources: CustomStringConvertible {
     var retries = 0
 
     init(logs paths: [String]) {
-        for path in paths {
-            let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-            for line in text.split(separator: "\n") {
-                if line.contains("fan-out stopped") { stops += 1 }
-                if let range = line.range(of: "delivery.retries=") {
-                    retries += Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
-                }
-            }
-        }
+        stops = HubLogs.lines(in: paths).filter { $0.contains("fan-out stopped") }.count
+        retries = HubLogs.sum("delivery.retries", in: paths)
     }
 
     var description: String { "stops=\(stops) retries=\(retries)" }
+}
+
+/// Reading what hub processes logged.
+enum HubLogs {
+    /// Every line of the logs.
+    static func lines(in paths: [String]) -> [Substring] {
+        paths.flatMap { ((try? String(contentsOfFile: $0, encoding: .utf8)) ?? "").split(separator: "\n") }
+    }
+
+    /// The sum of a numeric metadata value (`key=<n>`) over every line that has it.
+    static func sum(_ key: String, in paths: [String]) -> Int {
+        lines(in: paths).reduce(0) { total, line in
+            guard let range = line.range(of: key + "=") else { return total }
+            return total + (Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0)
+        }
+    }
 }

@@ -61,15 +61,7 @@ import Testing
     }
 
     /// How many devices a node's finished partitions reached, from its log.
-    static func share(log path: String) -> Int {
-        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-        var total = 0
-        for line in text.split(separator: "\n") {
-            guard let range = line.range(of: "notification.partitionTargets=") else { continue }
-            total += Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
-        }
-        return total
-    }
+    static func share(log path: String) -> Int { HubLogs.sum("notification.partitionTargets", in: [path]) }
 
     @Test(arguments: [false, true])
     func twoNodesShareOneFanOut(killOne: Bool) async throws {

@@ -277,6 +277,47 @@ public final class Hub: Service, Sendable {
         await work.wait(upTo: .milliseconds(250))
     }
 
+    /// Delivers a claimed partition while renewing its lease; throws when the lease is lost or the task is cancelled.
+    private func deliver(_ work: DeliveryWork, abandonAfter window: Duration) async throws -> DispatchSummary {
+        let id = work.record.notification.id
+        let partition = work.partition
+        let owner = self.owner
+        let store = notifications
+        let lost = HubError(.conflict, "the lease on notification \(id) partition \(partition) was lost")
+        return try await withThrowingTaskGroup(of: DispatchSummary?.self) { group in
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: .seconds(self.leaseSeconds / 3))
+                    guard
+                        try await store.renewLease(
+                            id: id, partition: partition, owner: owner, leaseSeconds: self.leaseSeconds,
+                            now: self.clock.now())
+                    else { throw lost }
+                }
+            }
+            group.addTask {
+                try await self.dispatcher.dispatch(
+                    work.record.notification, resumingAfter: work.resumeAfter, upTo: work.upperBound, abandonAfter: window
+                ) { checkpoint in
+                    // Pages finished after the fan-out was stopped may hold retries cut short: not committed.
+                    try Task.checkCancellation()
+                    guard try await store.recordCheckpoint(id: id, partition: partition, owner: owner, checkpoint) else {
+                        throw lost
+                    }
+                }
+            }
+            var result = DispatchSummary()
+            while let next = try await group.next() {
+                if let next {
+                    result = next
+                    break
+                }
+            }
+            group.cancelAll()
+            return result
+        }
+    }
+
     func process(_ work: DeliveryWork) async {
         let record = work.record
         let id = record.notification.id
@@ -293,46 +334,12 @@ public final class Hub: Service, Sendable {
             }
             let elapsed = record.startTime.map { started.timeIntervalSince($0) } ?? 0
             let window = Duration.seconds(max(0, configuration.delivery.abandonAfterSeconds - elapsed))
-            let owner = self.owner
-            let store = notifications
-            let lost = HubError(.conflict, "the lease on notification \(id) partition \(partition) was lost")
             // Graceful shutdown stops the fan-out like a crash would, but at once: nothing more is committed, and
             // the lease is handed back below so that the next worker resumes from the last checkpoint right away.
-            summary = try await cancelWhenGracefulShutdown { try await withThrowingTaskGroup(of: DispatchSummary?.self) { group in
-                group.addTask {
-                    while true {
-                        try await Task.sleep(for: .seconds(self.leaseSeconds / 3))
-                        guard
-                            try await store.renewLease(
-                                id: id, partition: partition, owner: owner, leaseSeconds: self.leaseSeconds,
-                                now: self.clock.now())
-                        else { throw lost }
-                    }
-                }
-                group.addTask {
-                    try await self.dispatcher.dispatch(
-                        record.notification, resumingAfter: work.resumeAfter, upTo: work.upperBound, abandonAfter: window
-                    ) { checkpoint in
-                        // Pages finished after the fan-out was stopped may hold retries cut short: not committed.
-                        try Task.checkCancellation()
-                        guard try await store.recordCheckpoint(id: id, partition: partition, owner: owner, checkpoint) else {
-                            throw lost
-                        }
-                    }
-                }
-                var result = DispatchSummary()
-                while let next = try await group.next() {
-                    if let next {
-                        result = next
-                        break
-                    }
-                }
-                group.cancelAll()
-                return result
-            } }
+            summary = try await cancelWhenGracefulShutdown { try await self.deliver(work, abandonAfter: window) }
         } catch {
             if Task.isShuttingDownGracefully {
-                _ = try? await notifications.renewLease(id: id, partition: partition, owner: owner, leaseSeconds: -1, now: clock.now())
+                try? await notifications.releaseLease(id: id, partition: partition, owner: owner, now: clock.now())
                 logger.notice("fan-out stopped for shutdown; the next worker resumes it from its last checkpoint")
             } else {
                 logger.error(

@@ -91,3 +91,11 @@ public struct FeedbackPage: Sendable {
         self.last = last
     }
 }
+
+extension NotificationStore {
+    /// Hands a partition's lease back at once (its lease is made already expired), so that the next worker claims it
+    /// and resumes after its last checkpoint without waiting for the lease to run out.
+    public func releaseLease(id: String, partition: Int, owner: String, now: Date) async throws {
+        _ = try await renewLease(id: id, partition: partition, owner: owner, leaseSeconds: -1, now: now)
+    }
+}

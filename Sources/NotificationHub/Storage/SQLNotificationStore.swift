@@ -118,25 +118,20 @@ public final class SQLNotificationStore: NotificationStore {
             }
             // Otherwise the next due notification, split into partitions: a scheduled one whose time has come, else
             // the oldest enqueued one. Each is the first row of an index range, so a backlog costs nothing here.
-            var due = try await connection.query(
-                """
-                UPDATE notifications SET state = 'Processing', start_time = COALESCE(start_time, ?)
-                WHERE id = (
-                    SELECT id FROM notifications WHERE state = 'Scheduled' AND scheduled_time <= ?
-                    ORDER BY state, scheduled_time LIMIT 1\(skipLocked))
-                RETURNING \(Self.columns)
-                """,
-                [.float(time), .float(time)])
-            if due.isEmpty {
+            var due: [SQLRow] = []
+            for (condition, order, binds) in [
+                ("state = 'Scheduled' AND scheduled_time <= ?", "scheduled_time", [SQLValue.float(time)]),
+                ("state = 'Enqueued'", "enqueue_time", []),
+            ] where due.isEmpty {
                 due = try await connection.query(
                     """
                     UPDATE notifications SET state = 'Processing', start_time = COALESCE(start_time, ?)
                     WHERE id = (
-                        SELECT id FROM notifications WHERE state = 'Enqueued'
-                        ORDER BY state, enqueue_time LIMIT 1\(skipLocked))
+                        SELECT id FROM notifications WHERE \(condition)
+                        ORDER BY state, \(order) LIMIT 1\(skipLocked))
                     RETURNING \(Self.columns)
                     """,
-                    [.float(time)])
+                    [.float(time)] + binds)
             }
             guard let record = try due.first.map(Self.decode) else { return nil }
             var bounds: [(lower: Int64?, upper: Int64?)] = [(nil, nil)]

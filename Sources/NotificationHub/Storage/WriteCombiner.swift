@@ -1,3 +1,4 @@
+import DequeModule
 import Synchronization
 
 /// Group commit: concurrent single-item writes are combined into one transaction.
@@ -24,21 +25,8 @@ public final class WriteCombiner<Item: Sendable, Output: Sendable>: Sendable {
     }
 
     private struct State {
-        var queue: [Waiter] = []
-        var head = 0
+        var queue: Deque<Waiter> = []
         var leading = false
-
-        var pendingCount: Int { queue.count - head }
-
-        mutating func take(_ count: Int) -> ArraySlice<Waiter> {
-            let batch = queue[head..<head + count]
-            head += count
-            if head > 256, head * 2 > queue.count {
-                queue.removeFirst(head)
-                head = 0
-            }
-            return batch
-        }
     }
 
     private let state = Mutex(State())
@@ -72,7 +60,11 @@ public final class WriteCombiner<Item: Sendable, Output: Sendable>: Sendable {
 
     /// Writes the batch at the head of the queue, whose first item is the leader's own, and passes the lead on.
     private func lead() async -> Result<Output, any Error> {
-        let batch = state.withLock { state in Array(state.take(min(maximumBatch, state.pendingCount))) }
+        let batch = state.withLock { state in
+            let count = min(maximumBatch, state.queue.count)
+            defer { state.queue.removeFirst(count) }
+            return Array(state.queue.prefix(count))
+        }
         let outputs = await outcomes(of: batch.map(\.item))
         for (waiter, outcome) in zip(batch.dropFirst(), outputs.dropFirst()) {
             switch outcome {
@@ -81,11 +73,11 @@ public final class WriteCombiner<Item: Sendable, Output: Sendable>: Sendable {
             }
         }
         let next = state.withLock { state -> Waiter? in
-            guard state.pendingCount > 0 else {
+            guard let next = state.queue.first else {
                 state.leading = false
                 return nil
             }
-            return state.queue[state.head]
+            return next
         }
         next?.continuation.resume(returning: .lead)
         return outputs[0]

@@ -1,10 +1,11 @@
+import DequeModule
 import Synchronization
 
 /// A counting semaphore for async code: at most `permits` holders at a time, waiters resumed in arrival order.
 public final class AsyncSemaphore: Sendable {
     private struct State {
         var available: Int
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: Deque<CheckedContinuation<Void, Never>> = []
     }
 
     private let state: Mutex<State>
@@ -45,11 +46,11 @@ public final class AsyncSemaphore: Sendable {
     /// Returns a permit, handing it to the longest waiter if there is one.
     public func release() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if state.waiters.isEmpty {
+            guard let next = state.waiters.popFirst() else {
                 state.available += 1
                 return nil
             }
-            return state.waiters.removeFirst()
+            return next
         }
         next?.resume()
     }
