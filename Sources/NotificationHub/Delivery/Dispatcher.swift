@@ -189,6 +189,8 @@ public struct Dispatcher: Sendable {
                         format: notification.format, payload: notification.body, headers: notification.headers)
                 }
                 try await submit(PageResult(index: 0, end: nil), deliveries)
+            case .unreadable:
+                throw HubError(.invalidNotification, "the notification's stored audience cannot be read")
             case .all, .tags:
                 var expression: TagExpression?
                 if case .tags(let parsed) = notification.audience { expression = parsed }
@@ -426,6 +428,8 @@ extension Dispatcher {
                     notificationID: notification.id, installationID: nil, platform: platform, pushChannel: $0,
                     format: notification.format, payload: notification.body, headers: notification.headers)
             }
+        case .unreadable:
+            throw HubError(.invalidNotification, "the notification's stored audience cannot be read")
         case .all, .tags:
             var expression: TagExpression?
             if case .tags(let parsed) = notification.audience { expression = parsed }
