@@ -1,5 +1,8 @@
 import Crypto
 import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 import HTTPTypes
 import HubServer
 import HubTestSupport
@@ -229,6 +232,24 @@ import Testing
                     HTTPField.Name("ServiceBusNotification-Format")!: "testformat", .contentType: "multipart/mixed; boundary=b",
                 ], body: body)
             #expect(response.status == .created, "\(response.text)")
+        }
+    }
+
+    /// Whatever a platform's reason or a handle holds, the XML answers stay well-formed.
+    @Test func xmlAnswersAreAlwaysWellFormed() async throws {
+        try await APITestHarness.run { api in
+            #expect(
+                try await api.request(
+                    .put, "/demo/installations/x", key: "listen", body: APITestHarness.installationJSON("x", tags: ["everyone"])
+                ).status == .ok)
+            api.adapter.script("dev-x", [DeliveryResult(.badChannel, reason: "bad\u{1}<x>&\u{FFFF}]]>")])
+            var headers = Self.sendHeaders
+            headers[.accept] = "application/xml"
+            let response = try await api.request(.post, "/demo/messages?test", key: "send", headers: headers, body: "{}")
+            #expect(response.status == .created)
+            let parser = XMLParser(data: Data(response.text.utf8))
+            #expect(parser.parse(), "\(response.text)")
+            #expect(response.text.contains("BadChannel"))
         }
     }
 
