@@ -172,26 +172,31 @@ public final class SQLInstallationStore: InstallationStore {
     public func markChannelExpired(
         installationID: String, pushChannel: PushChannel, notUpdatedAfter: Date?
     ) async throws -> Bool {
-        var sql = "UPDATE installations SET expired = 1 WHERE id = ? AND push_channel = ? AND expired = 0"
-        var binds: [SQLValue] = [.text(installationID), .text(pushChannel.storageKey)]
-        if let notUpdatedAfter {
-            sql += " AND last_update <= ?"
-            binds.append(.float(notUpdatedAfter.timeIntervalSince1970))
-        }
-        let statement = sql + " RETURNING rid"
-        let values = binds
-        return try await database.transaction { connection in
-            !(try await connection.query(statement, values)).isEmpty
-        }
+        let mark = ExpiredChannel(
+            installationID: installationID, pushChannel: pushChannel, expiredAt: notUpdatedAfter, policy: .markExpired)
+        return try await database.transaction { connection in try await Self.apply(mark, on: connection) }
     }
 
     public func deleteIfChannel(installationID: String, pushChannel: PushChannel) async throws -> Bool {
-        try await database.transaction { connection in
-            let rows = try await connection.query(
-                "DELETE FROM installations WHERE id = ? AND push_channel = ? RETURNING rid",
-                [.text(installationID), .text(pushChannel.storageKey)])
-            return !rows.isEmpty
+        let mark = ExpiredChannel(installationID: installationID, pushChannel: pushChannel, expiredAt: nil, policy: .delete)
+        return try await database.transaction { connection in try await Self.apply(mark, on: connection) }
+    }
+
+    /// Applies an expired-channel mark inside a transaction: an installation that still has the channel (and, with a
+    /// platform timestamp, was not updated after it) is marked expired or deleted, by the mark's policy. Returns
+    /// whether an installation changed.
+    static func apply(_ mark: ExpiredChannel, on connection: any SQLExecutor) async throws -> Bool {
+        var binds: [SQLValue] = [.text(mark.installationID), .text(mark.pushChannel.storageKey)]
+        var sql: String
+        switch mark.policy {
+        case .markExpired: sql = "UPDATE installations SET expired = 1 WHERE id = ? AND push_channel = ? AND expired = 0"
+        case .delete: sql = "DELETE FROM installations WHERE id = ? AND push_channel = ?"
         }
+        if let expiredAt = mark.expiredAt {
+            sql += " AND last_update <= ?"
+            binds.append(.float(expiredAt.timeIntervalSince1970))
+        }
+        return !(try await connection.query(sql + " RETURNING rid", binds)).isEmpty
     }
 
     // MARK: Reads

@@ -273,6 +273,8 @@ public final class SQLNotificationStore: NotificationStore {
                     VALUES \(values)
                     """, binds)
             }
+            // Expired channels are applied in the same transaction as the counts that include them.
+            for mark in checkpoint.expiredChannels { _ = try await SQLInstallationStore.apply(mark, on: connection) }
             return true
         }
     }
