@@ -19,6 +19,10 @@ import Prometheus
 /// | POST, DELETE | `/{hub}/schedulednotifications[/{id}]` | Send |
 /// | POST | `/{hub}/securenotifications` | Send |
 /// | GET | `/{hub}/securenotifications/{id}` | the app's bearer JWT |
+/// | POST | `/{hub}/registrationIDs`, `/{hub}/registrations` | Listen |
+/// | PUT, GET, DELETE | `/{hub}/registrations/{id}` | Listen |
+/// | GET | `/{hub}/registrations?$filter=…` | Listen |
+/// | GET | `/{hub}/registrations`, `/{hub}/tags/{tag}/registrations` | Manage |
 ///
 /// Plus `/healthz`, `/metrics` and `/openapi.yaml`.
 public struct HubAPI: Sendable {
@@ -62,6 +66,9 @@ public struct HubAPI: Sendable {
         "GET /{hub}/messages/{notificationId}/feedback",
         "POST /{hub}/schedulednotifications", "DELETE /{hub}/schedulednotifications/{notificationId}",
         "POST /{hub}/securenotifications", "GET /{hub}/securenotifications/{secureId}",
+        "POST /{hub}/registrationIDs", "POST /{hub}/registrations", "GET /{hub}/registrations",
+        "PUT /{hub}/registrations/{registrationId}", "GET /{hub}/registrations/{registrationId}",
+        "DELETE /{hub}/registrations/{registrationId}", "GET /{hub}/tags/{tag}/registrations",
     ]
 
     /// Builds the router.
@@ -96,6 +103,7 @@ public struct HubAPI: Sendable {
         router.delete("/:hub/schedulednotifications/:id") { request, context in try await cancelScheduled(request, context) }
         router.post("/:hub/securenotifications") { request, context in try await createSecureNotification(request, context) }
         router.get("/:hub/securenotifications/:id") { request, context in try await readSecureNotification(request, context) }
+        addRegistrationRoutes(to: router)
         return router
     }
 
@@ -200,7 +208,8 @@ public struct HubAPI: Sendable {
         }
         var cursor: InstallationCursor?
         if let token = query.get("continuationToken"), !token.isEmpty { cursor = try InstallationCursor(token: token) }
-        let page = try await hub.installations.query(InstallationQuery(expression: expression), after: cursor, limit: top)
+        let page = try await hub.installations.query(
+            InstallationQuery(expression: expression, kinds: .installations), after: cursor, limit: top)
         var headers: HTTPFields = [:]
         if let next = page.next { headers[HTTPField.Name("x-ms-continuationtoken")!] = next.token }
         return try json(InstallationList(installations: page.installations, continuationToken: page.next?.token), headers: headers)
