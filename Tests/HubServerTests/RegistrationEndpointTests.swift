@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test func documentedWindowsRegistrationsAreCreatedReadUpdatedAndDeleted() async throws {
-        try await Self.run { harness, _, _ in
+        try await Self.run { harness, _, _ async throws in
             let body = RegistrationFixtures.windowsTemplate.replacingOccurrences(of: "{ChannelUri}", with: "dev-w1")
             let created = try await harness.request(.post, "/demo/registrations/?api-version=2015-01", key: "listen", headers: Self.atom, body: body)
             #expect(created.status == .ok)
@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func registrationIDsAreIssuedThenUsed() async throws {
-        try await Self.run { harness, _, _ in
+        try await Self.run { harness, _, _ async throws in
             let issued = try await harness.request(.post, "/demo/registrationIDs/?api-version=2015-01", key: "listen")
             #expect(issued.status == .created)
             let location = try #require(issued.headers[.location])
@@ -116,7 +116,7 @@ import Testing
     }
 
     @Test func rightsFollowAzure() async throws {
-        try await Self.run { harness, _, _ in
+        try await Self.run { harness, _, _ async throws in
             #expect(try await harness.request(.post, "/demo/registrations", key: "send", headers: Self.atom, body: Self.appleNative("dev-1")).status == .forbidden)
             #expect(try await harness.request(.post, "/demo/registrationIDs", key: "send").status == .forbidden)
             #expect(try await harness.request(.post, "/demo/registrations", key: nil, headers: Self.atom, body: Self.appleNative("dev-1")).status == .unauthorized)
@@ -130,7 +130,7 @@ import Testing
     }
 
     @Test func sendsReachRegistrationsLikeInstallations() async throws {
-        try await Self.run { harness, apple, _ in
+        try await Self.run { harness, apple, _ async throws in
             let native = try Self.entry(try await harness.request(.post, "/demo/registrations", key: "listen", headers: Self.atom, body: Self.appleNative("dev-n", tags: "team, alpha"))).registration
             let templated = try Self.entry(try await harness.request(.post, "/demo/registrations", key: "listen", headers: Self.atom, body: Self.appleTemplate("dev-t", tags: "team"))).registration
 
@@ -164,7 +164,7 @@ import Testing
     }
 
     @Test func listingsIncludeInstallationsAndPage() async throws {
-        try await Self.run { harness, _, _ in
+        try await Self.run { harness, _, _ async throws in
             for index in 0..<3 {
                 _ = try await harness.request(.post, "/demo/registrations", key: "listen", headers: Self.atom, body: Self.appleNative("dev-\(index)", tags: "t\(index), all"))
             }
@@ -221,7 +221,7 @@ import Testing
     }
 
     @Test func idsOfTheTwoModelsCannotCollide() async throws {
-        try await Self.run { harness, _, _ in
+        try await Self.run { harness, _, _ async throws in
             #expect(try await harness.request(.put, "/demo/installations/taken", key: "listen", body: #"{"installationId":"taken","platform":"apns","pushChannel":"dev-i"}"#).status == .ok)
             let clash = try await harness.request(.put, "/demo/registrations/taken", key: "listen", headers: Self.atom, body: Self.appleNative("dev-r"))
             #expect(clash.status == .conflict)
@@ -245,7 +245,7 @@ import Testing
         (RegistrationFixtures.entry("<AppleTemplateRegistrationDescription \(RegistrationFixtures.connect)><DeviceToken>dev-1</DeviceToken><BodyTemplate>{}</BodyTemplate><Priority>7</Priority></AppleTemplateRegistrationDescription>"), "InvalidRegistration", "<Priority>"),
     ])
     func badDescriptionsGetPreciseErrors(body: String, code: String, fragment: String) async throws {
-        try await Self.run { harness, _, _ in
+        try await Self.run { harness, _, _ async throws in
             let response = try await harness.request(.post, "/demo/registrations", key: "listen", headers: Self.atom, body: body)
             #expect(response.status == .badRequest)
             #expect(response.errorCode == code)
@@ -308,8 +308,8 @@ import Testing
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
                 process.arguments = ["python3", script] + arguments
-                FileManager.default.createFile(atPath: outputPath, contents: nil)
-                FileManager.default.createFile(atPath: errorPath, contents: nil)
+                _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+                _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
                 do {
                     process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
                     process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
