@@ -41,9 +41,16 @@ import Testing
 
     @Test func documentedWindowsRegistrationsAreCreatedReadUpdatedAndDeleted() async throws {
         try await Self.run { harness, _, _ async throws in
-            let body = RegistrationFixtures.windowsTemplate.replacingOccurrences(of: "{ChannelUri}", with: "dev-w1")
+            let documented = RegistrationFixtures.windowsTemplate.replacingOccurrences(of: "{ChannelUri}", with: "dev-w1")
+            // The documentation's placeholder body is not a template the hub could render.
+            let placeholder = try await harness.request(.post, "/demo/registrations", key: "listen", headers: Self.atom, body: documented)
+            #expect(placeholder.status == .badRequest)
+            #expect(placeholder.errorCode == "InvalidTemplate")
+            #expect(placeholder.errorMessage?.contains("<BodyTemplate>") == true)
+            let body = documented.replacingOccurrences(
+                of: "{Template for the body}", with: #"<tile><visual><binding template="TileSmall"><text>$(message)</text></binding></visual></tile>"#)
             let created = try await harness.request(.post, "/demo/registrations/?api-version=2015-01", key: "listen", headers: Self.atom, body: body)
-            #expect(created.status == .ok)
+            #expect(created.status == .ok, "\(created.text)")
             #expect(created.headers[.contentType] == "application/atom+xml;type=entry;charset=utf-8")
             #expect(created.headers[.eTag] == #"W/"1""#)
             let (registration, root) = try Self.entry(created)
