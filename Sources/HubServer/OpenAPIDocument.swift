@@ -427,13 +427,26 @@ paths:
       - $ref: "#/components/parameters/hub"
       - $ref: "#/components/parameters/apiVersion"
     post:
-      summary: Issue a new registration id without storing anything (Listen). `registrationids` is accepted too.
+      summary: Issue a new registration id without storing anything (Listen).
       responses:
         "201":
           description: "The id is the last segment of Location: .../{hub}/registrationids/{id}."
           headers:
             Location: {schema: {type: string}}
             Content-Location: {schema: {type: string}}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+  /{hub}/registrationids:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - $ref: "#/components/parameters/apiVersion"
+    post:
+      summary: The same as /{hub}/registrationIDs, spelled as the .NET SDK sends it (Listen).
+      responses:
+        "201":
+          description: "The id is the last segment of Location."
+          headers:
+            Location: {schema: {type: string}}
         "401": {$ref: "#/components/responses/Error"}
         "403": {$ref: "#/components/responses/Error"}
   /{hub}/registrations:

@@ -267,7 +267,32 @@ import Testing
             name: "demo", keys: APITestHarness.keys, storage: .memory, adapters: try AdapterSet([apple]))
         let hub = try await Hub.open(configuration: configuration, logger: Logger(label: "test"))
         let app = Application(router: try HubAPI(hubs: [hub]).makeRouter(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        let output = try await app.test(.live) { client in
+        let output: (String, String)
+        do {
+            output = try await Self.runPythonClient(app)
+        } catch {
+            try? await (hub.installations as? SQLInstallationStore)?.database.close()
+            throw error
+        }
+        try await (hub.installations as? SQLInstallationStore)?.database.close()
+        let (id, json) = output
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], "python printed: \(json)")
+        let listed = try #require(result["listed"] as? [[String: Any]])
+        #expect(listed.count == 2)
+        #expect(Set(listed.compactMap { $0["RegistrationId"] as? String }) == [id, RegistrationID.projection(installationID: "py-phone")])
+        let read = try #require(result["read"] as? [String: Any])
+        #expect(read["RegistrationId"] as? String == id)
+        #expect(read["DeviceToken"] as? String == "dev-py")
+        #expect(read["Tags"] as? [String] == ["python", "client"])
+        #expect(read["BodyTemplate"] as? String == #"{"aps":{"alert":"$(message)"}}"#)
+        #expect(read["TemplateName"] as? String == "greeting")
+        #expect(read["etag"] as? String == #"W/"1""#)
+        #expect(result["readAfterDelete"] as? Int == 404)
+    }
+
+    /// Creates a registration and an installation through the live server, then runs the Python client on them.
+    static func runPythonClient(_ app: some ApplicationProtocol) async throws -> (String, String) {
+        try await app.test(.live) { client in
             let port = try #require(client.port)
             var headers = Self.atom
             headers[.authorization] = APITestHarness.token("listen")
@@ -283,20 +308,6 @@ import Testing
             let connectionString = "Endpoint=http://127.0.0.1:\(port)/;SharedAccessKeyName=manage;SharedAccessKey=\(key.primaryKey)"
             return (id, try await Self.runPython([connectionString, "demo", id]))
         }
-        let (id, json) = output
-        let result = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], "python printed: \(json)")
-        let listed = try #require(result["listed"] as? [[String: Any]])
-        #expect(listed.count == 2)
-        #expect(Set(listed.compactMap { $0["RegistrationId"] as? String }) == [id, RegistrationID.projection(installationID: "py-phone")])
-        let read = try #require(result["read"] as? [String: Any])
-        #expect(read["RegistrationId"] as? String == id)
-        #expect(read["DeviceToken"] as? String == "dev-py")
-        #expect(read["Tags"] as? [String] == ["python", "client"])
-        #expect(read["BodyTemplate"] as? String == #"{"aps":{"alert":"$(message)"}}"#)
-        #expect(read["TemplateName"] as? String == "greeting")
-        #expect(read["etag"] as? String == #"W/"1""#)
-        #expect(result["readAfterDelete"] as? Int == 404)
-        try await (hub.installations as? SQLInstallationStore)?.database.close()
     }
 
     /// Runs the Python client script and returns what it printed; fails when Python or the client is missing

@@ -67,8 +67,12 @@ extension Hub {
             throw HubError(
                 .invalidRegistration, "this hub does not send templates to platform '\(registration.platform)'; register natively")
         }
-        if let name = template.name, name.isEmpty || name.utf8.count > 200 || name.contains(where: \.isNewline) {
-            throw HubError(.invalidRegistration, "<TemplateName> must be 1–200 characters without line breaks")
+        if let name = template.name {
+            do {
+                try Identifier.validate(name, as: .templateName)
+            } catch {
+                throw HubError(error.code, "<TemplateName>: \(error.message)")
+            }
         }
         if let priority = template.priority, !["1", "5", "10"].contains(priority) {
             throw HubError(.invalidRegistration, "<Priority> must be 10, 5 or 1 (apns-priority); got '\(priority.prefix(20))'")
@@ -82,10 +86,8 @@ extension Hub {
             throw HubError(.invalidTemplate, "<BodyTemplate>: \(error.message)")
         }
         for header in template.headers {
-            guard header.name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
-                throw HubError(.invalidRegistration, "header name '\(header.name.prefix(40))' must be printable ASCII without spaces or ':'")
-            }
             do {
+                try NotificationHeaders.validate(name: header.name)
                 _ = try Template(parsing: header.value, kind: .text)
             } catch {
                 throw HubError(.invalidTemplate, "header '\(header.name)': \(error.message)")

@@ -101,20 +101,17 @@ public struct RegistrationHeader: Hashable, Sendable, Codable {
 
 /// Registration ids: what the hub generates, what it accepts, and the ids of installation projections.
 public enum RegistrationID {
-    /// The characters a stored registration's id may use: `A–Z a–z 0–9 . _ -`, 1 to 256 of them.
+    /// Checks a stored registration's id: the hub's identifier policy (``Identifier``), and no leading `~`, which
+    /// marks the projections of installations.
     ///
     /// The hub generates ids in Azure's form (`<19 digits>-<19 digits>-<digit>`); clients may choose their own with
-    /// `PUT`. `~` never appears in a stored registration's id: it marks the projections of installations.
+    /// `PUT`, as Azure allows.
     public static func validate(_ id: String) throws(HubError) {
-        guard !id.isEmpty, id.utf8.count <= 256,
-            id.utf8.allSatisfy({ byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                    || byte == 0x2E || byte == 0x5F || byte == 0x2D
-            })
-        else {
+        try Identifier.validate(id, as: .registrationID)
+        guard !id.hasPrefix("~") else {
             throw HubError(
-                .invalidRegistration,
-                "a registration id must be 1–256 characters of A–Z, a–z, 0–9, '.', '_' and '-'; got '\(id.prefix(64))'")
+                .invalidIdentifier,
+                "a registration id must not start with '~', which marks registrations derived from installations")
         }
     }
 

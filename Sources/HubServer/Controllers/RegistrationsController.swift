@@ -4,7 +4,7 @@ import Hummingbird
 import NIOCore
 import NotificationHub
 
-/// Azure's registrations API (Atom XML), for backends built on the older SDKs:
+/// `/{hub}/registrations`: Azure's registrations API (Atom XML), for backends built on the older SDKs:
 ///
 /// | method | path | right |
 /// |---|---|---|
@@ -17,28 +17,31 @@ import NotificationHub
 ///
 /// Listings take `$top` (1–1000, default 100) and `continuationtoken`, and answer the next token in
 /// `x-ms-continuationtoken`.
-extension HubAPI {
+struct RegistrationsController {
+    let api: HubAPI
+
     static let continuationTokenHeader = HTTPField.Name("x-ms-continuationtoken")!
     static let ifMatchHeader = HTTPField.Name("If-Match")!
 
-    func addRegistrationRoutes(to router: Router<BasicRequestContext>) {
-        for collection in ["registrationIDs", "registrationids"] {
-            router.post("/:hub/\(collection)") { request, context in try await createRegistrationID(request, context) }
-        }
-        router.post("/:hub/registrations") { request, context in try await createRegistration(request, context) }
-        router.get("/:hub/registrations") { request, context in try await listRegistrations(request, context) }
-        router.put("/:hub/registrations/:id") { request, context in try await putRegistration(request, context) }
-        router.get("/:hub/registrations/:id") { request, context in try await getRegistration(request, context) }
-        router.delete("/:hub/registrations/:id") { request, context in try await deleteRegistration(request, context) }
-        router.get("/:hub/tags/:tag/registrations") { request, context in try await registrationsByTag(request, context) }
+    func addRoutes(to routes: Routes) {
+        // Azure's pages write `registrationIDs`, the .NET SDK sends `registrationids`.
+        routes.on(.post, "registrationIDs") { try await createRegistrationID($0, $1) }
+        routes.on(.post, "registrationids") { try await createRegistrationID($0, $1) }
+        routes.on(.post, "registrations") { try await createRegistration($0, $1) }
+        routes.on(.get, "registrations") { try await listRegistrations($0, $1) }
+        routes.on(.put, "registrations/{registrationId}") { try await putRegistration($0, $1) }
+        routes.on(.get, "registrations/{registrationId}") { try await getRegistration($0, $1) }
+        routes.on(.delete, "registrations/{registrationId}") { try await deleteRegistration($0, $1) }
+        routes.on(.get, "tags/{tag}/registrations") { try await registrationsByTag($0, $1) }
     }
 
     // MARK: Single registrations
 
-    func createRegistrationID(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let hub = try authorize(request, context, .listen)
+    func createRegistrationID(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.listen)
+        let hub = try context.requireHub()
         let id = try await hub.createRegistrationID()
-        let origin = Self.origin(of: request)
+        let origin = HubAPI.origin(of: request)
         return Response(
             status: .created,
             headers: [
@@ -47,18 +50,20 @@ extension HubAPI {
             ])
     }
 
-    func createRegistration(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let hub = try authorize(request, context, .listen)
-        let parsed = try RegistrationXML.parseEntry(try await body(request).readableBytesView)
+    func createRegistration(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.listen)
+        let hub = try context.requireHub()
+        let parsed = try RegistrationXML.parseEntry(try await api.body(request).readableBytesView)
         let stored = try await hub.createRegistration(parsed.registration)
         return registrationEntry(stored, hub: hub, request: request, contentLocation: true)
     }
 
-    func putRegistration(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let hub = try authorize(request, context, .listen)
-        let id = try registrationID(context)
+    func putRegistration(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.listen)
+        let hub = try context.requireHub()
+        let id = try Self.registrationID(context)
         let condition = try ETagCondition(ifMatch: request.headers[Self.ifMatchHeader])
-        var registration = try RegistrationXML.parseEntry(try await body(request).readableBytesView).registration
+        var registration = try RegistrationXML.parseEntry(try await api.body(request).readableBytesView).registration
         guard registration.registrationID.isEmpty || registration.registrationID == id else {
             throw APIError.badRequest(
                 "InvalidRegistration",
@@ -69,16 +74,18 @@ extension HubAPI {
         return registrationEntry(stored, hub: hub, request: request, contentLocation: false)
     }
 
-    func getRegistration(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let hub = try authorize(request, context, .listen)
-        let id = try registrationID(context)
+    func getRegistration(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.listen)
+        let hub = try context.requireHub()
+        let id = try Self.registrationID(context)
         guard let registration = try await hub.registration(id: id) else { throw Self.registrationNotFound(id) }
         return registrationEntry(registration, hub: hub, request: request, contentLocation: false)
     }
 
-    func deleteRegistration(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let hub = try authorize(request, context, .listen)
-        let id = try registrationID(context)
+    func deleteRegistration(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.listen)
+        let hub = try context.requireHub()
+        let id = try Self.registrationID(context)
         let condition = try ETagCondition(ifMatch: request.headers[Self.ifMatchHeader])
         guard try await hub.deleteRegistration(id: id, condition: condition) else { throw Self.registrationNotFound(id) }
         return Response(status: .ok)
@@ -88,13 +95,15 @@ extension HubAPI {
         APIError(.notFound, code: "RegistrationNotFound", message: "registration '\(id.prefix(300))' does not exist")
     }
 
-    func registrationID(_ context: BasicRequestContext) throws -> String {
-        let id = try context.parameters.require("id")
-        return id.removingPercentEncoding ?? id
+    /// The registration id of the path: a stored registration's id or a projection's.
+    static func registrationID(_ context: HubRequestContext) throws -> String {
+        let id = try APIPath.decode(context.parameters.require("registrationId"))
+        if RegistrationID.parseProjection(id) == nil { try RegistrationID.validate(id) }
+        return id
     }
 
     func registrationURL(_ registration: Registration, hub: Hub, request: Request) -> String {
-        "\(Self.origin(of: request))/\(hub.name)/registrations/\(registration.registrationID)"
+        "\(HubAPI.origin(of: request))/\(hub.name)/registrations/\(registration.registrationID)"
     }
 
     func registrationEntry(_ registration: Registration, hub: Hub, request: Request, contentLocation: Bool) -> Response {
@@ -174,24 +183,25 @@ extension HubAPI {
         }
     }
 
-    func listRegistrations(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    func listRegistrations(_ request: Request, _ context: HubRequestContext) async throws -> Response {
         let parameters = try ListingParameters(query: request.uri.query ?? "")
         var query = RegistrationQuery.all
         // A handle's registrations are the device's own (Listen); enumerating all of them needs Manage.
         let hub: Hub
         if let filter = parameters.filter {
-            hub = try authorize(request, context, .listen)
+            try context.require(.listen)
             query = try Self.registrationQuery(filter: filter)
         } else {
-            hub = try authorize(request, context, .manage)
+            try context.require(.manage)
         }
+        hub = try context.requireHub()
         return try await registrationFeed(query, parameters, hub: hub, request: request)
     }
 
-    func registrationsByTag(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let hub = try authorize(request, context, .manage)
-        let raw = try context.parameters.require("tag")
-        var tag = raw.removingPercentEncoding ?? raw
+    func registrationsByTag(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.manage)
+        let hub = try context.requireHub()
+        var tag = try APIPath.decode(context.parameters.require("tag"))
         if let system = SystemTag.canonical(tag) { tag = system } else { try Tag.validate(tag) }
         let parameters = try ListingParameters(query: request.uri.query ?? "")
         return try await registrationFeed(.tag(tag), parameters, hub: hub, request: request)
@@ -203,8 +213,8 @@ extension HubAPI {
         let page = try await hub.installations.registrations(query, after: parameters.cursor, limit: parameters.top)
         var headers: HTTPFields = [.contentType: RegistrationXML.feedContentType]
         if let next = page.next { headers[Self.continuationTokenHeader] = next.token }
-        let url = Self.origin(of: request) + request.uri.path
-        let xml = RegistrationXML.feed(page.registrations, url: url, updated: clock.now()) {
+        let url = HubAPI.origin(of: request) + request.uri.path
+        let xml = RegistrationXML.feed(page.registrations, url: url, updated: api.clock.now()) {
             registrationURL($0, hub: hub, request: request)
         }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: xml)))
