@@ -170,6 +170,39 @@ import Testing
         }
     }
 
+    @Test func feedbackAndTelemetryCountRegistrations() async throws {
+        try await Self.run { harness, apple, _ async throws in
+            let gone = try Self.entry(try await harness.request(.post, "/demo/registrations", key: "listen", headers: Self.atom, body: Self.appleNative("dev-gone", tags: "fb"))).registration
+            _ = try await harness.request(.post, "/demo/registrations", key: "listen", headers: Self.atom, body: Self.appleNative("dev-ok", tags: "fb"))
+            apple.script("dev-gone", [DeliveryResult(.expiredChannel, reason: "Unregistered")])
+            let headers: HTTPFields = [
+                HTTPField.Name("ServiceBusNotification-Format")!: "apple", HTTPField.Name("ServiceBusNotification-Tags")!: "fb",
+            ]
+            let first = try await harness.request(.post, "/demo/messages", key: "send", headers: headers, body: #"{"aps":{}}"#)
+            let firstID = try #require(first.headers[HTTPField.Name("TrackingId")!])
+            let record = try await harness.waitForFinal(firstID)
+            #expect(record.summary.counts == [.apns: [.success: 1, .expiredChannel: 1]])
+            let feedback = try await harness.request(.get, "/demo/messages/\(firstID)/feedback", key: "send")
+            let failures = try #require(feedback.json?["failures"] as? [[String: Any]])
+            #expect(failures.map { $0["installationId"] as? String } == [gone.registrationID])
+            #expect(failures.first?["outcome"] as? String == "ExpiredChannel")
+
+            // The expired registration is skipped until it is written again.
+            let second = try await harness.request(.post, "/demo/messages", key: "send", headers: headers, body: #"{"aps":{}}"#)
+            let secondRecord = try await harness.waitForFinal(try #require(second.headers[HTTPField.Name("TrackingId")!]))
+            #expect(secondRecord.summary.counts == [.apns: [.success: 1]])
+            _ = try await harness.request(.put, "/demo/registrations/\(gone.registrationID)", key: "listen", headers: Self.atom, body: Self.appleNative("dev-gone", tags: "fb"))
+            let third = try await harness.request(.post, "/demo/messages", key: "send", headers: headers, body: #"{"aps":{}}"#)
+            let thirdRecord = try await harness.waitForFinal(try #require(third.headers[HTTPField.Name("TrackingId")!]))
+            #expect(thirdRecord.summary.counts == [.apns: [.success: 2]])
+
+            // A direct send needs no registration at all.
+            var direct = headers
+            direct[HTTPField.Name("ServiceBusNotification-DeviceHandle")!] = "dev-ok"
+            #expect(try await harness.request(.post, "/demo/messages?direct", key: "send", headers: direct, body: #"{"aps":{}}"#).status == .created)
+        }
+    }
+
     @Test func listingsIncludeInstallationsAndPage() async throws {
         try await Self.run { harness, _, _ async throws in
             for index in 0..<3 {

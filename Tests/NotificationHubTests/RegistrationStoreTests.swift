@@ -49,6 +49,44 @@ import Testing
         }
     }
 
+    /// Generated registrations read back from the store exactly as they were written.
+    @Test(arguments: TestBackend.all)
+    func storedRegistrationsReadBackUnchanged(backend: TestBackend) async throws {
+        try await backend.run {
+            try await InstallationStoreTests.withStore { store in
+                var generator = SplitMix(seed: 9)
+                let alphabet = Array("abcXYZ019 &<>\"'];\r\n\t]]>{}$()é🚀")
+                func text(_ length: ClosedRange<Int>) -> String {
+                    String((0..<Int.random(in: length, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+                }
+                for index in 0..<60 {
+                    var headers: [RegistrationHeader] = []
+                    for header in 0..<Int.random(in: 0...3, using: &generator) {
+                        headers.append(RegistrationHeader(name: "X-H\(header)", value: text(0...20)))
+                    }
+                    let template: RegistrationTemplate? =
+                        Bool.random(using: &generator)
+                        ? RegistrationTemplate(
+                            name: Bool.random(using: &generator) ? "n\(index)" : nil, body: text(1...100),
+                            expiry: Bool.random(using: &generator) ? text(0...10) : nil,
+                            priority: Bool.random(using: &generator) ? "10" : nil, headers: headers)
+                        : nil
+                    let written = Registration(
+                        registrationID: "r\(index)", platform: [.apns, .wns, .gcm, .fcmv1].randomElement(using: &generator)!,
+                        pushChannel: .handle("h" + text(0...40)), tags: (0..<Int.random(in: 0...4, using: &generator)).map { "t\($0)-\(index)" },
+                        template: template)
+                    let stored = try await store.putRegistration(written, condition: .unconditional)
+                    let read = try #require(try await store.registration(id: written.registrationID))
+                    #expect(read == stored)
+                    #expect(read.pushChannel == written.pushChannel)
+                    #expect(read.tags == written.tags)
+                    #expect(read.template == written.template)
+                    #expect(read.platform == written.platform)
+                }
+            }
+        }
+    }
+
     @Test(arguments: TestBackend.all)
     func installationAndRegistrationIDsCannotCollide(backend: TestBackend) async throws {
         try await backend.run {
