@@ -203,6 +203,41 @@ import Testing
         }
     }
 
+    /// Browser registrations, for a hub with an adapter that serves the `browser` platform.
+    @Test func browserRegistrationsKeepTheirSubscription() async throws {
+        let browser = BrowserTestAdapter()
+        let configuration = HubConfiguration(
+            name: "demo", keys: APITestHarness.keys, storage: .memory, adapters: try AdapterSet([browser]))
+        let hub = try await Hub.open(configuration: configuration, logger: Logger(label: "test"))
+        let app = Application(router: try HubAPI(hubs: [hub]).makeRouter())
+        do {
+            try await app.test(.router) { client in
+                var headers = Self.atom
+                headers[.authorization] = APITestHarness.token("listen")
+                let description = "<BrowserTemplateRegistrationDescription \(Self.connect)><Tags>web</Tags><Endpoint>https://push.example/sub?a=1&amp;b=2</Endpoint><P256DH>BKey</P256DH><Auth>secret</Auth><BodyTemplate><![CDATA[{\"title\":\"$(title)\"}]]></BodyTemplate><TemplateName>news</TemplateName></BrowserTemplateRegistrationDescription>"
+                let created = try await client.execute(
+                    uri: "/demo/registrations", method: .post, headers: headers,
+                    body: ByteBuffer(string: RegistrationFixtures.entry(description)))
+                #expect(created.status == .ok, "\(String(buffer: created.body))")
+                let registration = try Self.entry(created).registration
+                #expect(registration.platform == Platform("browser"))
+                #expect(registration.pushChannel == .object(["endpoint": "https://push.example/sub?a=1&b=2", "p256dh": "BKey", "auth": "secret"]))
+                #expect(registration.template?.name == "news")
+                let xml = String(buffer: created.body)
+                #expect(xml.contains("<Tags>web</Tags><Endpoint>https://push.example/sub?a=1&amp;b=2</Endpoint><P256DH>BKey</P256DH><Auth>secret</Auth><BodyTemplate>"))
+                let incomplete = try await client.execute(
+                    uri: "/demo/registrations", method: .post, headers: headers,
+                    body: ByteBuffer(string: RegistrationFixtures.entry("<BrowserRegistrationDescription \(Self.connect)><Endpoint>https://push.example/x</Endpoint></BrowserRegistrationDescription>")))
+                #expect(incomplete.status == .badRequest)
+                #expect(String(buffer: incomplete.body).contains("<P256DH>"))
+            }
+        } catch {
+            try? await (hub.installations as? SQLInstallationStore)?.database.close()
+            throw error
+        }
+        try await (hub.installations as? SQLInstallationStore)?.database.close()
+    }
+
     @Test func listingsIncludeInstallationsAndPage() async throws {
         try await Self.run { harness, _, _ async throws in
             for index in 0..<3 {
@@ -380,5 +415,22 @@ import Testing
                 "the Python client failed (exit \(status)); install it with `python3 -m pip install azure-notification-hub-unofficial`: \(errors.suffix(2000))")
         }
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// A stand-in for a Web Push adapter: serves the `browser` platform and accepts subscription objects.
+final class BrowserTestAdapter: PlatformAdapter {
+    let descriptor = PlatformDescriptor(
+        platforms: [Platform("browser")], formats: [NotificationFormat("browser"): [Platform("browser")]],
+        templateFormats: [Platform("browser"): NotificationFormat("browser")], maximumPayloadBytes: 4096)
+
+    func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {
+        guard case .object(let object) = pushChannel, Set(object.keys) == ["endpoint", "p256dh", "auth"] else {
+            throw HubError(.invalidPushChannel, "a browser channel is {endpoint, p256dh, auth}")
+        }
+    }
+
+    func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+        deliveries.map { _ in .success }
     }
 }
