@@ -48,7 +48,7 @@ import Testing
     /// text) never get a 5xx; those accepted read back exactly as they were accepted.
     @Test func mutatedDescriptionsNeverFailTheServer() async throws {
         try await APITestHarness.run(adapters: [RecordingAdapter(platform: .apns, format: .apple)]) { api in
-            var generator = SplitMixGenerator(seed: 14)
+            var generator = SplitMix(seed: 14)
             let base = RegistrationFixtures.entry(
                 #"<AppleTemplateRegistrationDescription \#(RegistrationFixtures.connect)><Tags>a,b</Tags><DeviceToken>dev-1</DeviceToken><BodyTemplate><![CDATA[{"aps":{"alert":"$(m)"}}]]></BodyTemplate><Expiry>$(e)</Expiry><TemplateName>t</TemplateName><ApnsHeaders><ApnsHeader><Header>apns-push-type</Header><Value>alert</Value></ApnsHeader></ApnsHeaders></AppleTemplateRegistrationDescription>"#)
             let hostile = ["&amp;", "<", "]]>", "\u{0}", "\r\n", "&#13;", "é", "🚀", "$(", "{", "'", "\"", "&#0;", "&xxe;", "<!DOCTYPE x>"]
@@ -98,18 +98,5 @@ import Testing
             let record = try await api.waitForFinal(try #require(sent.headers[HTTPField.Name("TrackingId")!]))
             #expect(record.summary.count(of: .success) == 1)
         }
-    }
-}
-
-/// A deterministic generator for the generated cases (SplitMix64).
-struct SplitMixGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
