@@ -22,6 +22,10 @@ import Synchronization
 /// | POST, DELETE | `/{hub}/schedulednotifications[/{id}]` | Send |
 /// | POST | `/{hub}/securenotifications` | Send |
 /// | GET | `/{hub}/securenotifications/{id}` | the app's bearer JWT |
+/// | POST | `/{hub}/registrationIDs`, `/{hub}/registrations` | Listen |
+/// | PUT, GET, DELETE | `/{hub}/registrations/{id}` | Listen |
+/// | GET | `/{hub}/registrations?$filter=…` | Listen |
+/// | GET | `/{hub}/registrations`, `/{hub}/tags/{tag}/registrations` | Manage |
 ///
 /// Plus `/healthz`, `/metrics` and `/openapi.yaml`. Every hub route is authenticated by
 /// ``HubAuthenticationMiddleware`` before its handler runs and before its body is read; each resource has its own
@@ -92,6 +96,7 @@ public struct HubAPI: Sendable {
         MessagesController(api: self).addRoutes(to: hubRoutes)
         ScheduledNotificationsController(api: self).addRoutes(to: hubRoutes)
         SecureNotificationsController(api: self).addRoutes(to: hubRoutes)
+        RegistrationsController(api: self).addRoutes(to: hubRoutes)
         return router
     }
 

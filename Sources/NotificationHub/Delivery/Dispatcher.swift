@@ -127,7 +127,7 @@ public struct Dispatcher: Sendable {
                     expression: expression,
                     scope: properties == nil ? .installation : .includingTemplates,
                     platforms: adapters.platforms(for: notification.format),
-                    includeExpired: false, upTo: upTo)
+                    includeExpired: false, upTo: upTo, kinds: properties == nil ? .nativeSends : .templateSends)
                 var index = 0
                 for try await page in store.pages(query, pageSize: configuration.pageSize, after: cursor) {
                     var result = PageResult(index: index, end: page.next)
@@ -338,7 +338,8 @@ extension Dispatcher {
             if case .tags(let parsed) = notification.audience { expression = parsed }
             let query = InstallationQuery(
                 expression: expression, scope: properties == nil ? .installation : .includingTemplates,
-                platforms: adapters.platforms(for: notification.format), includeExpired: false)
+                platforms: adapters.platforms(for: notification.format), includeExpired: false,
+                kinds: properties == nil ? .nativeSends : .templateSends)
             var cursor: InstallationCursor?
             repeat {
                 let found = try await store.query(query, after: cursor, limit: limit)
