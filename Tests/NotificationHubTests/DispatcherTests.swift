@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import HubTestSupport
 import NotificationHub
+import Synchronization
 import Testing
 
 @Suite struct DispatcherTests {
@@ -20,6 +21,34 @@ import Testing
                 store: store, adapters: try AdapterSet([adapter]), configuration: configuration,
                 logger: Logger(label: "test"))
             return try await body(store, adapter, dispatcher)
+        }
+    }
+
+    /// Delivers through the delivery worker (claim, dispatch, checkpoint and finish committed by the store), which
+    /// is where platform feedback such as expired channels is applied.
+    func deliverThroughWorker(
+        _ notification: NotificationHub.Notification, store: SQLInstallationStore, adapter: RecordingAdapter,
+        configuration: DeliveryConfiguration = fast
+    ) async throws -> NotificationRecord {
+        let notifications = SQLNotificationStore(database: store.database)
+        let hub = Hub(
+            configuration: HubConfiguration(name: "demo", delivery: configuration, adapters: try AdapterSet([adapter])),
+            installations: store, notifications: notifications,
+            secureNotifications: SQLSecureNotificationStore(database: store.database), logger: Logger(label: "test"))
+        return try await withThrowingTaskGroup(of: NotificationRecord?.self) { group in
+            group.addTask {
+                try await hub.run()
+                return nil
+            }
+            let id = try await hub.enqueue(notification)
+            var record: NotificationRecord?
+            for _ in 0..<3000 {
+                record = try await notifications.record(id: id)
+                if record?.state.isFinal == true { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            group.cancelAll()
+            return try #require(record)
         }
     }
 
@@ -100,12 +129,25 @@ import Testing
                 _ = try await store.upsert(InstallationStoreTests.installation("gone"))
                 _ = try await store.upsert(InstallationStoreTests.installation("ok"))
                 adapter.script("dev-gone", [DeliveryResult(.expiredChannel, reason: "Unregistered", channelExpiredAt: Date() + 60)])
-                let first = try await dispatcher.dispatch(Notification(format: Self.format, body: "1", audience: .all))
-                #expect(first.count(of: .expiredChannel) == 1)
-                #expect(first.count(of: .success) == 1)
+                // The Dispatcher only reports the expiry; the worker commits it with the counts.
+                var marks: [ExpiredChannel] = []
+                let reported = Mutex<[ExpiredChannel]>([])
+                _ = try await dispatcher.dispatch(Notification(format: Self.format, body: "0", audience: .all)) { checkpoint in
+                    reported.withLock { $0 += checkpoint.expiredChannels }
+                }
+                marks = reported.withLock { $0 }
+                #expect(marks.map(\.installationID) == ["gone"] && marks.first?.policy == .markExpired)
+                #expect(try await store.installation(id: "gone")?.expiredPushChannel == false, "the Dispatcher writes no store")
+
+                adapter.script("dev-gone", [DeliveryResult(.expiredChannel, reason: "Unregistered", channelExpiredAt: Date() + 60)])
+                let first = try await deliverThroughWorker(
+                    Notification(format: Self.format, body: "1", audience: .all), store: store, adapter: adapter)
+                #expect(first.summary.count(of: .expiredChannel) == 1)
+                #expect(first.summary.count(of: .success) == 1)
                 #expect(try await store.installation(id: "gone")?.expiredPushChannel == true)
-                let second = try await dispatcher.dispatch(Notification(format: Self.format, body: "2", audience: .all))
-                #expect(second.counts == [Self.platform: [.success: 1]])
+                let second = try await deliverThroughWorker(
+                    Notification(format: Self.format, body: "2", audience: .all), store: store, adapter: adapter)
+                #expect(second.summary.counts == [Self.platform: [.success: 1]])
             }
         }
     }
@@ -118,7 +160,9 @@ import Testing
             try await withHub(configuration: configuration) { store, adapter, dispatcher in
                 _ = try await store.upsert(InstallationStoreTests.installation("gone"))
                 adapter.script("dev-gone", [DeliveryResult(.expiredChannel)])
-                _ = try await dispatcher.dispatch(Notification(format: Self.format, body: "1", audience: .all))
+                _ = try await deliverThroughWorker(
+                    Notification(format: Self.format, body: "1", audience: .all), store: store, adapter: adapter,
+                    configuration: configuration)
                 #expect(try await store.installation(id: "gone") == nil)
             }
         }

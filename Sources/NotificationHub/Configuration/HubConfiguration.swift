@@ -444,8 +444,12 @@ public struct DeliveryConfiguration: Sendable, Hashable {
     public var initialBackoffSeconds: Double
     /// The longest delay between attempts in seconds. Default 60.
     public var maximumBackoffSeconds: Double
-    /// Notifications a hub fans out at the same time. Default 4.
+    /// Notifications a hub delivers at the same time. Default 64: many small sends (one user's devices) run side
+    /// by side; large fan-outs share ``maximumDeliveriesInFlight``.
     public var parallelNotifications: Int
+    /// Deliveries held in memory at once across all of the hub's notifications (a page takes as many as it has
+    /// devices). Default 12,000: three 1,000-device pages of four fan-outs. Bounds a fan-out's memory.
+    public var maximumDeliveriesInFlight: Int
     /// Audience partitions a notification is split into, each leased separately, so that several workers (on one
     /// node or several) fan one notification out at once. Default 1 (SQLite) or 4 (PostgreSQL).
     public var partitions: Int
@@ -471,7 +475,8 @@ public struct DeliveryConfiguration: Sendable, Hashable {
     public init(
         pageSize: Int = 1000, batchSize: Int = 250, concurrency: Int = 8, abandonAfterSeconds: Double = 1800,
         maximumAttempts: Int = 8, initialBackoffSeconds: Double = 0.5, maximumBackoffSeconds: Double = 60,
-        expiredChannelPolicy: ExpiredChannelPolicy = .markExpired, parallelNotifications: Int = 4,
+        expiredChannelPolicy: ExpiredChannelPolicy = .markExpired, parallelNotifications: Int = 64,
+        maximumDeliveriesInFlight: Int = 12_000,
         pagesInFlight: Int = 3, platformConcurrency: [String: Int] = [:], rateLimitPerSecond: Double? = nil,
         leaseSeconds: Double = 60, partitions: Int = 1
     ) {
@@ -481,6 +486,7 @@ public struct DeliveryConfiguration: Sendable, Hashable {
         self.platformConcurrency = platformConcurrency
         self.rateLimitPerSecond = rateLimitPerSecond
         self.parallelNotifications = parallelNotifications
+        self.maximumDeliveriesInFlight = maximumDeliveriesInFlight
         self.pageSize = pageSize
         self.batchSize = batchSize
         self.concurrency = concurrency
@@ -509,7 +515,9 @@ public struct DeliveryConfiguration: Sendable, Hashable {
         maximumAttempts = node.integer("maximumAttempts", default: maximumAttempts, in: 1...100)
         initialBackoffSeconds = node.seconds("initialBackoffSeconds", default: initialBackoffSeconds, in: 0...3600)
         maximumBackoffSeconds = node.seconds("maximumBackoffSeconds", default: maximumBackoffSeconds, in: 0...86_400)
-        parallelNotifications = node.integer("parallelNotifications", default: parallelNotifications, in: 1...256)
+        parallelNotifications = node.integer("parallelNotifications", default: parallelNotifications, in: 1...4096)
+        maximumDeliveriesInFlight = node.integer(
+            "maximumDeliveriesInFlight", default: maximumDeliveriesInFlight, in: 1...10_000_000)
         leaseSeconds = node.seconds("leaseSeconds", default: leaseSeconds, in: 3...3600)
         partitions = node.integer("partitions", default: partitions, in: 1...1024)
         let policy = node.choice("expiredChannelPolicy", ["markExpired", "delete"], default: expiredChannelPolicy.rawValue)

@@ -8,8 +8,12 @@ struct DeliveryLimits: Sendable {
     let platformCalls: [Platform: AsyncSemaphore]
     /// Spaces deliveries out to the hub's rate limit, if one is set.
     let rate: RateLimiter?
+    /// Deliveries held in memory at once across the hub's fan-outs: a page takes as many units as it has
+    /// deliveries, so many small notifications run side by side while large fan-outs stay within memory.
+    let deliveriesInFlight: WeightedSemaphore
 
     init(_ configuration: DeliveryConfiguration) {
+        deliveriesInFlight = WeightedSemaphore(total: configuration.maximumDeliveriesInFlight)
         platformCalls = Dictionary(
             uniqueKeysWithValues: configuration.platformConcurrency.map { (Platform($0.key), AsyncSemaphore(permits: $0.value)) })
         rate = configuration.rateLimitPerSecond.map { RateLimiter(perSecond: $0) }

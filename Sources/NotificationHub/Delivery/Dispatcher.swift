@@ -107,7 +107,14 @@ public struct Dispatcher: Sendable {
                 while submitted - nextToCommit >= configuration.pagesInFlight { try await collect() }
                 submitted += 1
                 inFlight += 1
-                group.addTask { await deliver(page: page, deliveries, calls: calls, deadline: deadline) }
+                // Hub-wide memory bound: the page's deliveries count until they are delivered.
+                let budget = limits.deliveriesInFlight
+                await budget.acquire(deliveries.count)
+                group.addTask {
+                    let result = await deliver(page: page, deliveries, calls: calls, deadline: deadline)
+                    budget.release(deliveries.count)
+                    return result
+                }
             }
 
             switch notification.audience {

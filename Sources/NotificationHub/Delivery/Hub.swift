@@ -243,29 +243,33 @@ public final class Hub: Service, Sendable {
                 }
                 let limit = configuration.delivery.parallelNotifications
                 while !Task.isCancelled && !Task.isShuttingDownGracefully {
-                    // Claim as many due notifications as there is room for.
-                    while inFlight.withLock({ $0 }) < limit, !Task.isShuttingDownGracefully {
-                        let claim: Claim?
+                    // Claim as many due notifications as there is room for, a batch per transaction.
+                    while case let room = limit - inFlight.withLock({ $0 }), room > 0, !Task.isShuttingDownGracefully {
+                        let claims: [Claim]
                         do {
-                            claim = try await notifications.claim(
+                            claims = try await notifications.claim(
                                 owner: owner, leaseSeconds: self.leaseSeconds, now: clock.now(),
-                                partitions: configuration.delivery.partitions)
+                                partitions: configuration.delivery.partitions, limit: min(room, Self.claimBatch))
                         } catch {
                             logger.error("could not claim notifications", metadata: ["error": "\(error)"])
-                            claim = nil
+                            claims = []
                         }
-                        guard let claim else { break }
-                        guard case .work(let claimed) = claim else {
-                            if case .ended(let id, let reason) = claim { recordEnded(id: id, reason: reason, kind: "unreadable") }
-                            continue
-                        }
-                        inFlight.withLock { $0 += 1 }
-                        // A new notification's other partitions are ready for other workers right away.
-                        if claimed.partition == 0 && claimed.cursor == nil { work.signal() }
-                        group.addTask {
-                            await self.process(claimed)
-                            self.inFlight.withLock { $0 -= 1 }
-                            self.work.signal()
+                        if claims.isEmpty { break }
+                        for claim in claims {
+                            guard case .work(let claimed) = claim else {
+                                if case .ended(let id, let reason) = claim { recordEnded(id: id, reason: reason, kind: "unreadable") }
+                                continue
+                            }
+                            inFlight.withLock { $0 += 1 }
+                            // A new notification's other partitions are ready for other workers right away.
+                            if claimed.partition == 0 && claimed.cursor == nil && configuration.delivery.partitions > 1 {
+                                work.signal()
+                            }
+                            group.addTask {
+                                await self.process(claimed)
+                                self.inFlight.withLock { $0 -= 1 }
+                                self.work.signal()
+                            }
                         }
                     }
                     await waitForWork()
@@ -285,14 +289,22 @@ public final class Hub: Service, Sendable {
         await work.wait(upTo: .milliseconds(250))
     }
 
+    /// Notifications claimed in one transaction at most.
+    static let claimBatch = 64
+
     /// Delivers a claimed partition while renewing its lease; throws when the lease is lost or the task is cancelled.
-    private func deliver(_ work: DeliveryWork, abandonAfter window: Duration) async throws -> DispatchSummary {
+    /// Checkpoints are committed as the fan-out goes, except the last (the one without a resume cursor), which is
+    /// returned so that it is committed together with the partition's finish.
+    private func deliver(
+        _ work: DeliveryWork, abandonAfter window: Duration
+    ) async throws -> (summary: DispatchSummary, last: DispatchCheckpoint) {
         let id = work.record.notification.id
         let partition = work.partition
         let owner = self.owner
         let store = notifications
         let lost = HubError(.conflict, "the lease on notification \(id) partition \(partition) was lost")
-        return try await withThrowingTaskGroup(of: DispatchSummary?.self) { group in
+        let last = FinalCheckpoint()
+        let summary = try await withThrowingTaskGroup(of: DispatchSummary?.self) { group in
             group.addTask {
                 while true {
                     try await Task.sleep(for: .seconds(self.leaseSeconds / 3))
@@ -309,6 +321,11 @@ public final class Hub: Service, Sendable {
                 ) { checkpoint in
                     // Pages finished after the fan-out was stopped may hold retries cut short: not committed.
                     try Task.checkCancellation()
+                    guard checkpoint.cursor != nil else {
+                        // The end of the partition: committed with its finish.
+                        last.add(checkpoint)
+                        return
+                    }
                     guard try await store.recordCheckpoint(id: id, partition: partition, owner: owner, checkpoint) else {
                         throw lost
                     }
@@ -324,6 +341,7 @@ public final class Hub: Service, Sendable {
             group.cancelAll()
             return result
         }
+        return (summary, last.value)
     }
 
     /// Claims of one partition after which a fan-out that keeps failing (a crash, an error on every attempt) is
@@ -364,6 +382,7 @@ public final class Hub: Service, Sendable {
         }
         let started = clock.now()
         let summary: DispatchSummary
+        let last: DispatchCheckpoint
         do {
             // A partition taken over from a crashed worker resumes after its last checkpoint.
             if let cursor = work.cursor {
@@ -373,7 +392,7 @@ public final class Hub: Service, Sendable {
             let window = Duration.seconds(max(0, configuration.delivery.abandonAfterSeconds - elapsed))
             // Graceful shutdown stops the fan-out like a crash would, but at once: nothing more is committed, and
             // the lease is handed back below so that the next worker resumes from the last checkpoint right away.
-            summary = try await cancelWhenGracefulShutdown { try await self.deliver(work, abandonAfter: window) }
+            (summary, last) = try await cancelWhenGracefulShutdown { try await self.deliver(work, abandonAfter: window) }
         } catch {
             if Task.isShuttingDownGracefully {
                 try? await notifications.releaseLease(id: id, partition: partition, owner: owner, now: clock.now())
@@ -388,20 +407,26 @@ public final class Hub: Service, Sendable {
             }
             return
         }
-        for (platform, outcomes) in summary.counts {
-            for (outcome, count) in outcomes {
-                Counter(
-                    label: "hub_notifications_delivered_total",
-                    dimensions: [("platform", platform.name), ("outcome", outcome.name)]
-                ).increment(by: count)
-            }
-        }
         do {
-            let final = try await notifications.finishPartition(id: id, partition: partition, owner: owner, now: clock.now())
-            logger.info(
-                final == nil ? "partition finished" : "notification finished",
+            guard let final = try await notifications.complete(id: id, partition: partition, owner: owner, last, now: clock.now())
+            else {
+                logger.error("the lease was lost before the outcome was recorded; the next worker resumes the fan-out")
+                return
+            }
+            for (platform, outcomes) in summary.counts {
+                for (outcome, count) in outcomes {
+                    Counter(
+                        label: "hub_notifications_delivered_total",
+                        dimensions: [("platform", platform.name), ("outcome", outcome.name)]
+                    ).increment(by: count)
+                }
+            }
+            // Per-user sends finish thousands of times a second: they are logged at debug level.
+            logger.log(
+                level: summary.total >= 100 ? .info : .debug,
+                final == .processing ? "partition finished" : "notification finished",
                 metadata: [
-                    "notification.state": .string(final?.name ?? "Processing"),
+                    "notification.state": .string(final.name),
                     "notification.partitionTargets": "\(summary.total)",
                     "notification.seconds": "\(clock.now().timeIntervalSince(record.startTime ?? started))",
                 ])
@@ -409,4 +434,19 @@ public final class Hub: Service, Sendable {
             logger.error("could not record the outcome", metadata: ["error": "\(error)"])
         }
     }
+}
+
+/// The end of a partition's fan-out, gathered while it is delivered and committed with the partition's finish.
+private final class FinalCheckpoint: Sendable {
+    private let state = Mutex(DispatchCheckpoint(summary: DispatchSummary(), failures: [], cursor: nil))
+
+    func add(_ checkpoint: DispatchCheckpoint) {
+        state.withLock { last in
+            last.summary.merge(checkpoint.summary)
+            last.failures += checkpoint.failures
+            last.expiredChannels += checkpoint.expiredChannels
+        }
+    }
+
+    var value: DispatchCheckpoint { state.withLock { $0 } }
 }

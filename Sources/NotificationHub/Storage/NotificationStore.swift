@@ -16,6 +16,17 @@ public protocol NotificationStore: Sendable {
     /// (``Claim/ended(id:reason:)``), so that one bad row never stops the queue.
     func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int) async throws -> Claim?
 
+    /// Claims up to `limit` pieces of work in one transaction (see ``claim(owner:leaseSeconds:now:partitions:)``).
+    func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int, limit: Int) async throws -> [Claim]
+
+    /// Records a partition's last checkpoint and marks it done, in one transaction shared with other partitions
+    /// completing at the same time: what a small notification costs after its claim. Returns `nil` (and records
+    /// nothing) when `owner` no longer holds the lease; otherwise the notification's final state when this was its
+    /// last partition, or ``NotificationState/processing`` when others remain.
+    func complete(
+        id: String, partition: Int, owner: String, _ checkpoint: DispatchCheckpoint, now: Date
+    ) async throws -> NotificationState?
+
     /// Hands a partition's lease back at once, so that the next worker claims it and resumes after its last
     /// checkpoint without waiting for the lease to run out. A handed-back claim does not count as a failed one.
     func releaseLease(id: String, partition: Int, owner: String, now: Date) async throws

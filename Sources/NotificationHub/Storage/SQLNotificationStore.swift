@@ -8,12 +8,58 @@ public final class SQLNotificationStore: NotificationStore {
 
     /// Concurrent enqueues share one transaction.
     private let enqueues: WriteCombiner<Enqueue, String>
+    /// Concurrent completions share one transaction.
+    private let completions: WriteCombiner<Completion, NotificationState?>
 
     /// Creates a store on a database opened with ``SQLiteHubDatabase/hubSchema``.
     public init(database: any HubDatabase) {
         self.database = database
         enqueues = WriteCombiner { batch in
             try await database.transaction { connection in try await Self.insert(batch, on: connection) }
+        }
+        let forUpdate = database.dialect == .postgres ? " FOR UPDATE" : ""
+        completions = WriteCombiner { batch in
+            try await database.transaction { connection in
+                var results: [NotificationState?] = []
+                for item in batch {
+                    guard try await Self.checkpoint(item.id, item.partition, item.owner, item.checkpoint, forUpdate: forUpdate, on: connection)
+                    else {
+                        results.append(nil)
+                        continue
+                    }
+                    let final = try await Self.finish(item.id, item.partition, item.owner, item.time, forUpdate: forUpdate, on: connection)
+                    results.append(final ?? .processing)
+                }
+                return results
+            }
+        }
+    }
+
+    /// A partition's last checkpoint and its finish.
+    struct Completion: Sendable {
+        var id: String
+        var partition: Int
+        var owner: String
+        var checkpoint: DispatchCheckpoint
+        var time: Date
+    }
+
+    public func complete(
+        id: String, partition: Int, owner: String, _ checkpoint: DispatchCheckpoint, now: Date
+    ) async throws -> NotificationState? {
+        try await completions.submit(Completion(id: id, partition: partition, owner: owner, checkpoint: checkpoint, time: now))
+    }
+
+    public func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int, limit: Int) async throws -> [Claim] {
+        try await database.transaction { connection in
+            var claims: [Claim] = []
+            while claims.count < limit,
+                let claim = try await self.claimOne(
+                    owner: owner, leaseSeconds: leaseSeconds, now: now, partitions: partitions, on: connection)
+            {
+                claims.append(claim)
+            }
+            return claims
         }
     }
 
@@ -92,9 +138,18 @@ public final class SQLNotificationStore: NotificationStore {
     var forUpdate: String { database.dialect == .postgres ? " FOR UPDATE" : "" }
 
     public func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int) async throws -> Claim? {
+        try await database.transaction { connection in
+            try await self.claimOne(owner: owner, leaseSeconds: leaseSeconds, now: now, partitions: partitions, on: connection)
+        }
+    }
+
+    /// One claim inside a transaction.
+    func claimOne(
+        owner: String, leaseSeconds: Double, now: Date, partitions: Int, on connection: any SQLExecutor
+    ) async throws -> Claim? {
         let time = now.timeIntervalSince1970
         let lease = time + leaseSeconds
-        return try await database.transaction { connection in
+        do {
             // A partition nobody holds: not started yet, or left by a worker whose lease expired.
             let open = try await connection.query(
                 """
@@ -240,43 +295,53 @@ public final class SQLNotificationStore: NotificationStore {
     }
 
     public func recordCheckpoint(id: String, partition: Int, owner: String, _ checkpoint: DispatchCheckpoint) async throws -> Bool {
-        try await database.transaction { connection in
-            let held = try await connection.query(
-                """
-                UPDATE notification_partitions SET cursor = COALESCE(?, cursor)
-                WHERE notification_id = ? AND partition = ? AND lease_owner = ? AND state = 'Processing'
-                RETURNING partition
-                """,
-                [checkpoint.cursor.map { .integer(Int($0.position)) } ?? .null, .text(id), .integer(partition), .text(owner)])
-            guard !held.isEmpty else { return false }
-            let rows = try await connection.query("SELECT counts FROM notifications WHERE id = ?\(forUpdate)", [.text(id)])
-            guard let row = rows.first else { return false }
-            var summary = try Self.decodeSummary(row.string("counts") ?? "{}")
-            summary.merge(checkpoint.summary)
-            _ = try await connection.query(
-                "UPDATE notifications SET counts = ? WHERE id = ?", [.text(try Self.encode(summary)), .text(id)])
-            for chunk in stride(from: 0, to: checkpoint.failures.count, by: 100) {
-                let slice = checkpoint.failures[chunk..<min(chunk + 100, checkpoint.failures.count)]
-                var binds: [SQLValue] = []
-                binds.reserveCapacity(slice.count * 7)
-                for failure in slice {
-                    binds += [
-                        .text(id), .float(failure.time.timeIntervalSince1970), .text(failure.platform.name),
-                        .text(failure.outcome.name), failure.reason.map { .text($0) } ?? .null,
-                        failure.installationID.map { .text($0) } ?? .null, .text(failure.handle),
-                    ]
-                }
-                let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: slice.count).joined(separator: ", ")
-                _ = try await connection.query(
-                    """
-                    INSERT INTO notification_failures (notification_id, time, platform, outcome, reason, installation_id, handle)
-                    VALUES \(values)
-                    """, binds)
-            }
-            // Expired channels are applied in the same transaction as the counts that include them.
-            for mark in checkpoint.expiredChannels { _ = try await SQLInstallationStore.apply(mark, on: connection) }
-            return true
+        let forUpdate = self.forUpdate
+        return try await database.transaction { connection in
+            try await Self.checkpoint(id, partition, owner, checkpoint, forUpdate: forUpdate, on: connection)
         }
+    }
+
+    /// Records a checkpoint inside a transaction: moves the partition's cursor, adds the counts, appends the failures
+    /// and applies the expired channels. `false` (nothing recorded) when `owner` no longer holds the lease.
+    static func checkpoint(
+        _ id: String, _ partition: Int, _ owner: String, _ checkpoint: DispatchCheckpoint, forUpdate: String,
+        on connection: any SQLExecutor
+    ) async throws -> Bool {
+        let held = try await connection.query(
+            """
+            UPDATE notification_partitions SET cursor = COALESCE(?, cursor)
+            WHERE notification_id = ? AND partition = ? AND lease_owner = ? AND state = 'Processing'
+            RETURNING partition
+            """,
+            [checkpoint.cursor.map { .integer(Int($0.position)) } ?? .null, .text(id), .integer(partition), .text(owner)])
+        guard !held.isEmpty else { return false }
+        let rows = try await connection.query("SELECT counts FROM notifications WHERE id = ?\(forUpdate)", [.text(id)])
+        guard let row = rows.first else { return false }
+        var summary = try Self.decodeSummary(row.string("counts") ?? "{}")
+        summary.merge(checkpoint.summary)
+        _ = try await connection.query(
+            "UPDATE notifications SET counts = ? WHERE id = ?", [.text(try Self.encode(summary)), .text(id)])
+        for chunk in stride(from: 0, to: checkpoint.failures.count, by: 100) {
+            let slice = checkpoint.failures[chunk..<min(chunk + 100, checkpoint.failures.count)]
+            var binds: [SQLValue] = []
+            binds.reserveCapacity(slice.count * 7)
+            for failure in slice {
+                binds += [
+                    .text(id), .float(failure.time.timeIntervalSince1970), .text(failure.platform.name),
+                    .text(failure.outcome.name), failure.reason.map { .text($0) } ?? .null,
+                    failure.installationID.map { .text($0) } ?? .null, .text(failure.handle),
+                ]
+            }
+            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: slice.count).joined(separator: ", ")
+            _ = try await connection.query(
+                """
+                INSERT INTO notification_failures (notification_id, time, platform, outcome, reason, installation_id, handle)
+                VALUES \(values)
+                """, binds)
+        }
+        // Expired channels are applied in the same transaction as the counts that include them.
+        for mark in checkpoint.expiredChannels { _ = try await SQLInstallationStore.apply(mark, on: connection) }
+        return true
     }
 
     public func failures(id: String, after cursor: Int64?, limit: Int) async throws -> FeedbackPage {
@@ -321,29 +386,38 @@ public final class SQLNotificationStore: NotificationStore {
     }
 
     public func finishPartition(id: String, partition: Int, owner: String, now: Date) async throws -> NotificationState? {
-        try await database.transaction { connection in
-            let done = try await connection.query(
-                """
-                UPDATE notification_partitions SET state = 'Done', lease_owner = NULL, lease_expires = NULL
-                WHERE notification_id = ? AND partition = ? AND lease_owner = ? AND state = 'Processing'
-                RETURNING partition
-                """,
-                [.text(id), .integer(partition), .text(owner)])
-            guard !done.isEmpty else { return nil }
-            // Serialise the last partitions' finishes so exactly one of them finishes the notification.
-            let rows = try await connection.query("SELECT counts FROM notifications WHERE id = ?\(forUpdate)", [.text(id)])
-            guard let row = rows.first else { return nil }
-            let remaining = try await connection.query(
-                "SELECT COUNT(*) AS n FROM notification_partitions WHERE notification_id = ? AND state <> 'Done'", [.text(id)])
-            guard remaining.first?.int("n") == 0 else { return nil }
-            let summary = try Self.decodeSummary(row.string("counts") ?? "{}")
-            let state: NotificationState =
-                summary.total == 0 ? .noTargetFound : summary.count(of: .abandoned) == summary.total ? .abandoned : .completed
-            _ = try await connection.query(
-                "UPDATE notifications SET state = ?, end_time = ? WHERE id = ? AND state = 'Processing'",
-                [.text(state.name), .float(now.timeIntervalSince1970), .text(id)])
-            return state
+        let forUpdate = self.forUpdate
+        return try await database.transaction { connection in
+            try await Self.finish(id, partition, owner, now, forUpdate: forUpdate, on: connection)
         }
+    }
+
+    /// Marks a partition done inside a transaction and, when it was the last, gives the notification its final
+    /// state, which is returned.
+    static func finish(
+        _ id: String, _ partition: Int, _ owner: String, _ now: Date, forUpdate: String, on connection: any SQLExecutor
+    ) async throws -> NotificationState? {
+        let done = try await connection.query(
+            """
+            UPDATE notification_partitions SET state = 'Done', lease_owner = NULL, lease_expires = NULL
+            WHERE notification_id = ? AND partition = ? AND lease_owner = ? AND state = 'Processing'
+            RETURNING partition
+            """,
+            [.text(id), .integer(partition), .text(owner)])
+        guard !done.isEmpty else { return nil }
+        // Serialise the last partitions' finishes so exactly one of them finishes the notification.
+        let rows = try await connection.query("SELECT counts FROM notifications WHERE id = ?\(forUpdate)", [.text(id)])
+        guard let row = rows.first else { return nil }
+        let remaining = try await connection.query(
+            "SELECT COUNT(*) AS n FROM notification_partitions WHERE notification_id = ? AND state <> 'Done'", [.text(id)])
+        guard remaining.first?.int("n") == 0 else { return nil }
+        let summary = try Self.decodeSummary(row.string("counts") ?? "{}")
+        let state: NotificationState =
+            summary.total == 0 ? .noTargetFound : summary.count(of: .abandoned) == summary.total ? .abandoned : .completed
+        _ = try await connection.query(
+            "UPDATE notifications SET state = ?, end_time = ? WHERE id = ? AND state = 'Processing'",
+            [.text(state.name), .float(now.timeIntervalSince1970), .text(id)])
+        return state
     }
 
     public func record(id: String) async throws -> NotificationRecord? {
