@@ -67,6 +67,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var tls: TLS?
     /// The largest request body accepted, in bytes. Default 64 KiB.
     public var maximumRequestBytes: Int
+    /// Whether `/console` serves the admin console. Default `false`.
+    public var console: Bool
 
     /// PEM file paths for TLS.
     public struct TLS: Sendable, Hashable {
@@ -76,12 +78,16 @@ public struct ServerConfiguration: Sendable, Hashable {
         public var privateKey: String
     }
 
-    /// Defaults: `127.0.0.1:8080`, no TLS, 64 KiB bodies.
-    public init(host: String = "127.0.0.1", port: Int = 8080, tls: TLS? = nil, maximumRequestBytes: Int = 65_536) {
+    /// Defaults: `127.0.0.1:8080`, no TLS, 64 KiB bodies, no console.
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, tls: TLS? = nil, maximumRequestBytes: Int = 65_536,
+        console: Bool = false
+    ) {
         self.host = host
         self.port = port
         self.tls = tls
         self.maximumRequestBytes = maximumRequestBytes
+        self.console = console
     }
 
     init(_ node: ConfigurationNode) {
@@ -90,6 +96,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         host = node.string("host", default: host)
         port = node.integer("port", default: port, in: 0...65535)
         maximumRequestBytes = node.integer("maximumRequestBytes", default: maximumRequestBytes, in: 1024...16_777_216)
+        console = node.bool("console", default: console)
         let tlsNode = node.child("tls")
         if tlsNode.isPresent {
             let chain = tlsNode.string("certificateChain", required: true)

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Metrics
 import ServiceLifecycle
 import Synchronization
 
@@ -19,6 +18,8 @@ public final class Hub: Service, Sendable {
     public let secureNotifications: any SecureNotificationStore
     /// The fan-out engine.
     public let dispatcher: Dispatcher
+    /// Deliveries per second over the last hour, by platform and outcome.
+    public let deliveryRates = DeliveryRates()
     let database: (any HubDatabase)?
     let clock: any WallClock
     let logger: Logger
@@ -304,6 +305,7 @@ public final class Hub: Service, Sendable {
                     guard try await store.recordCheckpoint(id: id, partition: partition, owner: owner, checkpoint) else {
                         throw lost
                     }
+                    self.countDelivered(checkpoint.summary)
                 }
             }
             var result = DispatchSummary()
@@ -347,14 +349,6 @@ public final class Hub: Service, Sendable {
                     metadata: ["error": "\(error)"])
             }
             return
-        }
-        for (platform, outcomes) in summary.counts {
-            for (outcome, count) in outcomes {
-                Counter(
-                    label: "hub_notifications_delivered_total",
-                    dimensions: [("platform", platform.name), ("outcome", outcome.name)]
-                ).increment(by: count)
-            }
         }
         do {
             let final = try await notifications.finishPartition(id: id, partition: partition, owner: owner, now: clock.now())
