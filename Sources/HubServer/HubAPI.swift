@@ -12,6 +12,9 @@ import Prometheus
 /// |---|---|---|
 /// | PUT, PATCH, GET, DELETE | `/{hub}/installations/{id}` | Listen |
 /// | GET | `/{hub}/installations?tags=&top=&continuationToken=` | Manage |
+/// | GET | `/{hub}/description` | Manage |
+/// | GET | `/{hub}/messages?top=&continuationToken=` (newest first) | Manage |
+/// | GET | `/{hub}/rates?seconds=&step=` | Manage |
 /// | POST | `/{hub}/messages` (`?direct`) | Send |
 /// | POST | `/{hub}/messages/$batch?direct` (multipart: notification + devices) | Send |
 /// | GET | `/{hub}/messages/{id}` | Send |
@@ -20,7 +23,7 @@ import Prometheus
 /// | POST | `/{hub}/securenotifications` | Send |
 /// | GET | `/{hub}/securenotifications/{id}` | the app's bearer JWT |
 ///
-/// Plus `/healthz`, `/metrics` and `/openapi.yaml`.
+/// Plus `/healthz`, `/metrics`, `/openapi.yaml`, and the admin console at `/console` when it is on.
 public struct HubAPI: Sendable {
     /// The hubs served, by name.
     public let hubs: [String: Hub]
@@ -28,6 +31,10 @@ public struct HubAPI: Sendable {
     public let maximumRequestBytes: Int
     /// The Prometheus registry `/metrics` reports, when metrics are on.
     public let metrics: PrometheusCollectorRegistry?
+    /// Whether `/console` serves the admin console.
+    public let console: Bool
+    /// When the configuration the hubs run on was loaded.
+    public let configurationLoadedAt: Date
     let clock: any WallClock
     /// Bearer token verifiers of the hubs with secure push, by hub name.
     let deviceTokenVerifiers: [String: DeviceTokenVerifier]
@@ -37,8 +44,10 @@ public struct HubAPI: Sendable {
     /// - Throws: ``HubError`` when a hub's secure push keys cannot be used.
     public init(
         hubs: [Hub], maximumRequestBytes: Int = 65_536, metrics: PrometheusCollectorRegistry? = nil,
-        clock: any WallClock = SystemWallClock()
+        console: Bool = false, configurationLoadedAt: Date? = nil, clock: any WallClock = SystemWallClock()
     ) throws {
+        self.console = console
+        self.configurationLoadedAt = configurationLoadedAt ?? clock.now()
         self.hubs = Dictionary(hubs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.maximumRequestBytes = maximumRequestBytes
         self.metrics = metrics
@@ -57,7 +66,7 @@ public struct HubAPI: Sendable {
         "GET /healthz", "GET /metrics", "GET /openapi.yaml",
         "PUT /{hub}/installations/{installationId}", "PATCH /{hub}/installations/{installationId}",
         "GET /{hub}/installations/{installationId}", "DELETE /{hub}/installations/{installationId}",
-        "GET /{hub}/installations",
+        "GET /{hub}/installations", "GET /{hub}/description", "GET /{hub}/messages", "GET /{hub}/rates",
         "POST /{hub}/messages", "POST /{hub}/messages/$batch", "GET /{hub}/messages/{notificationId}",
         "GET /{hub}/messages/{notificationId}/feedback",
         "POST /{hub}/schedulednotifications", "DELETE /{hub}/schedulednotifications/{notificationId}",
@@ -88,6 +97,9 @@ public struct HubAPI: Sendable {
         router.get("/:hub/installations/:id") { request, context in try await getInstallation(request, context) }
         router.delete("/:hub/installations/:id") { request, context in try await deleteInstallation(request, context) }
         router.get("/:hub/installations") { request, context in try await listInstallations(request, context) }
+        router.get("/:hub/description") { request, context in try await hubDescription(request, context) }
+        router.get("/:hub/messages") { request, context in try await recentNotifications(request, context) }
+        router.get("/:hub/rates") { request, context in try await deliveryRates(request, context) }
         router.post("/:hub/messages") { request, context in try await send(request, context, scheduled: false) }
         router.post("/:hub/messages/$batch") { request, context in try await batchSend(request, context) }
         router.get("/:hub/messages/:id") { request, context in try await messageDetails(request, context) }
@@ -96,6 +108,7 @@ public struct HubAPI: Sendable {
         router.delete("/:hub/schedulednotifications/:id") { request, context in try await cancelScheduled(request, context) }
         router.post("/:hub/securenotifications") { request, context in try await createSecureNotification(request, context) }
         router.get("/:hub/securenotifications/:id") { request, context in try await readSecureNotification(request, context) }
+        if console { ConsoleController<BasicRequestContext>().addRoutes(to: router) }
         return router
     }
 
