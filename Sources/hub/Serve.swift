@@ -41,7 +41,8 @@ struct Serve: AsyncParsableCommand {
         }
         let hubNames = hubs.map(\.name).joined(separator: ",")
         let server = loaded.configuration.server
-        let api = try HubAPI(hubs: hubs, maximumRequestBytes: server.maximumRequestBytes, metrics: registry)
+        let api = try HubAPI(
+            hubs: hubs, maximumRequestBytes: server.maximumRequestBytes, metrics: registry, console: server.console)
         let applicationConfiguration = ApplicationConfiguration(
             address: .hostname(server.host, port: server.port), serverName: "NotificationHub")
         let onRunning: @Sendable (any Channel) async -> Void = { channel in
