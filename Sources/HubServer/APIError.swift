@@ -61,7 +61,9 @@ public struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let body = try JSONEncoder().encode(["error": ["code": code, "message": message]])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let body = try encoder.encode(["error": ["code": code, "message": message]])
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))

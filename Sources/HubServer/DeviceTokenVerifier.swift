@@ -80,6 +80,11 @@ final class DeviceTokenVerifier: Sendable {
         guard parts.count == 3, let header = Self.json(parts[0]), let payload = Self.json(parts[1]) else {
             throw Rejection(message: "the bearer token is not a JWT")
         }
+        // RFC 7515 §4.1.11: a token that names extensions the recipient must understand is refused, and this hub
+        // implements none.
+        if header["crit"] != nil {
+            throw Rejection(message: "the token's header lists critical extensions (crit), which this hub does not support")
+        }
         guard let alg = header["alg"] as? String, let keys = collections[alg] else {
             let allowed = collections.keys.sorted().joined(separator: ", ")
             throw Rejection(message: "the token's algorithm is not accepted; this hub accepts \(allowed)")
@@ -107,8 +112,13 @@ final class DeviceTokenVerifier: Sendable {
             throw Rejection(message: "the token's audience is not accepted")
         }
         let value = payload[settings.userClaim]
-        if let user = value as? String, !user.isEmpty { return user }
-        if let number = value as? NSNumber { return number.stringValue }
+        let user = (value as? String) ?? (value as? NSNumber)?.stringValue
+        if let user, !user.isEmpty {
+            guard Identifier.isValid(user, as: .userID) else {
+                throw Rejection(message: "the token's '\(settings.userClaim)' claim is not a valid user id (see docs/configuration.md, identifiers)")
+            }
+            return user
+        }
         throw Rejection(message: "the token has no '\(settings.userClaim)' claim naming the user")
     }
 

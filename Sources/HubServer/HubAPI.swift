@@ -5,8 +5,11 @@ import Logging
 import NIOCore
 import NotificationHub
 import Prometheus
+import Synchronization
 
-/// The data-plane REST API, path-compatible with Azure Notification Hubs:
+/// The data-plane REST API, path-compatible with Azure Notification Hubs. Rights follow Azure's: Listen manages
+/// single installations, Send sends (and reads what it sent: telemetry and feedback), Manage does everything,
+/// including queries over installations.
 ///
 /// | method | path | right |
 /// |---|---|---|
@@ -15,7 +18,7 @@ import Prometheus
 /// | GET | `/{hub}/description` | Manage |
 /// | GET | `/{hub}/messages?top=&continuationToken=` (newest first) | Manage |
 /// | GET | `/{hub}/rates?seconds=&step=` | Manage |
-/// | POST | `/{hub}/messages` (`?direct`) | Send |
+/// | POST | `/{hub}/messages` (`?direct`, `?test`) | Send |
 /// | POST | `/{hub}/messages/$batch?direct` (multipart: notification + devices) | Send |
 /// | GET | `/{hub}/messages/{id}` | Send |
 /// | GET | `/{hub}/messages/{id}/feedback` | Send |
@@ -23,12 +26,17 @@ import Prometheus
 /// | POST | `/{hub}/securenotifications` | Send |
 /// | GET | `/{hub}/securenotifications/{id}` | the app's bearer JWT |
 ///
-/// Plus `/healthz`, `/metrics`, `/openapi.yaml`, and the admin console at `/console` when it is on.
+/// Plus `/healthz`, `/metrics`, `/openapi.yaml`, and the admin console at `/console` when ``console`` is on (see
+/// ``ConsoleController``). Every hub route is authenticated by
+/// ``HubAuthenticationMiddleware`` before its handler runs and before its body is read; each resource has its own
+/// controller.
 public struct HubAPI: Sendable {
     /// The hubs served, by name.
     public let hubs: [String: Hub]
     /// Largest accepted request body.
     public let maximumRequestBytes: Int
+    /// Largest accepted `$batch` body (up to 1,000 handles and a payload).
+    public let maximumBatchRequestBytes: Int
     /// The Prometheus registry `/metrics` reports, when metrics are on.
     public let metrics: PrometheusCollectorRegistry?
     /// Whether `/console` serves the admin console.
@@ -43,13 +51,15 @@ public struct HubAPI: Sendable {
     ///
     /// - Throws: ``HubError`` when a hub's secure push keys cannot be used.
     public init(
-        hubs: [Hub], maximumRequestBytes: Int = 65_536, metrics: PrometheusCollectorRegistry? = nil,
-        console: Bool = false, configurationLoadedAt: Date? = nil, clock: any WallClock = SystemWallClock()
+        hubs: [Hub], maximumRequestBytes: Int = 65_536, maximumBatchRequestBytes: Int = 1_048_576,
+        metrics: PrometheusCollectorRegistry? = nil, console: Bool = false, configurationLoadedAt: Date? = nil,
+        clock: any WallClock = SystemWallClock()
     ) throws {
         self.console = console
         self.configurationLoadedAt = configurationLoadedAt ?? clock.now()
         self.hubs = Dictionary(hubs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.maximumRequestBytes = maximumRequestBytes
+        self.maximumBatchRequestBytes = max(maximumBatchRequestBytes, maximumRequestBytes)
         self.metrics = metrics
         self.clock = clock
         var verifiers: [String: DeviceTokenVerifier] = [:]
@@ -61,82 +71,58 @@ public struct HubAPI: Sendable {
         deviceTokenVerifiers = verifiers
     }
 
-    /// Every route as `METHOD path`, for the OpenAPI consistency check.
-    public static let routes: [String] = [
-        "GET /healthz", "GET /metrics", "GET /openapi.yaml",
-        "PUT /{hub}/installations/{installationId}", "PATCH /{hub}/installations/{installationId}",
-        "GET /{hub}/installations/{installationId}", "DELETE /{hub}/installations/{installationId}",
-        "GET /{hub}/installations", "GET /{hub}/description", "GET /{hub}/messages", "GET /{hub}/rates",
-        "POST /{hub}/messages", "POST /{hub}/messages/$batch", "GET /{hub}/messages/{notificationId}",
-        "GET /{hub}/messages/{notificationId}/feedback",
-        "POST /{hub}/schedulednotifications", "DELETE /{hub}/schedulednotifications/{notificationId}",
-        "POST /{hub}/securenotifications", "GET /{hub}/securenotifications/{secureId}",
-    ]
+    /// Every route as `METHOD path` (OpenAPI path syntax), as registered on the router: what the OpenAPI document
+    /// is checked against.
+    public static var routes: [String] {
+        let recorder = RouteRecorder()
+        // An API without hubs registers the same routes.
+        if let api = try? HubAPI(hubs: []) { _ = api.makeRouter(recorder: recorder) }
+        return recorder.routes
+    }
 
     /// Builds the router.
-    public func makeRouter() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    public func makeRouter() -> Router<HubRequestContext> {
+        makeRouter(recorder: RouteRecorder())
+    }
+
+    func makeRouter(recorder: RouteRecorder) -> Router<HubRequestContext> {
+        let router = Router(context: HubRequestContext.self)
         router.add(middleware: APIErrorMiddleware())
-        router.add(middleware: LogRequestsMiddleware(.info))
+        router.add(middleware: RequestLogMiddleware())
         router.add(middleware: MetricsMiddleware())
 
-        router.get("/healthz") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
-        }
-        router.get("/metrics") { _, _ in
-            let text = metrics?.emitToString() ?? ""
-            return Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(string: text)))
-        }
-        router.get("/openapi.yaml") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
-        }
+        OperationsController(api: self).addRoutes(to: Routes(router: router, prefix: "", recorder: recorder))
 
-        router.put("/:hub/installations/:id") { request, context in try await putInstallation(request, context) }
-        router.patch("/:hub/installations/:id") { request, context in try await patchInstallation(request, context) }
-        router.get("/:hub/installations/:id") { request, context in try await getInstallation(request, context) }
-        router.delete("/:hub/installations/:id") { request, context in try await deleteInstallation(request, context) }
-        router.get("/:hub/installations") { request, context in try await listInstallations(request, context) }
-        router.get("/:hub/description") { request, context in try await hubDescription(request, context) }
-        router.get("/:hub/messages") { request, context in try await recentNotifications(request, context) }
-        router.get("/:hub/rates") { request, context in try await deliveryRates(request, context) }
-        router.post("/:hub/messages") { request, context in try await send(request, context, scheduled: false) }
-        router.post("/:hub/messages/$batch") { request, context in try await batchSend(request, context) }
-        router.get("/:hub/messages/:id") { request, context in try await messageDetails(request, context) }
-        router.get("/:hub/messages/:id/feedback") { request, context in try await feedback(request, context) }
-        router.post("/:hub/schedulednotifications") { request, context in try await send(request, context, scheduled: true) }
-        router.delete("/:hub/schedulednotifications/:id") { request, context in try await cancelScheduled(request, context) }
-        router.post("/:hub/securenotifications") { request, context in try await createSecureNotification(request, context) }
-        router.get("/:hub/securenotifications/:id") { request, context in try await readSecureNotification(request, context) }
-        if console { ConsoleController<BasicRequestContext>().addRoutes(to: router) }
+        let hubs = self.hubs
+        let verifiers = deviceTokenVerifiers
+        let group = router.group("/:hub").add(
+            middleware: HubAuthenticationMiddleware(
+                hubs: { hubs[$0] }, verifiers: { verifiers[$0] }, clock: clock))
+        let hubRoutes = Routes(group: group, prefix: "/{hub}", recorder: recorder)
+        InstallationsController(api: self).addRoutes(to: hubRoutes)
+        MessagesController(api: self).addRoutes(to: hubRoutes)
+        ScheduledNotificationsController(api: self).addRoutes(to: hubRoutes)
+        SecureNotificationsController(api: self).addRoutes(to: hubRoutes)
+        DescriptionController(api: self).addRoutes(to: hubRoutes)
+        RatesController(api: self).addRoutes(to: hubRoutes)
+        if console { ConsoleController<HubRequestContext>().addRoutes(to: router) }
         return router
     }
 
-    // MARK: Helpers
+    // MARK: Helpers shared by the controllers
 
-    /// Finds the hub and checks the request's SAS token grants `right` (Manage grants everything).
-    func authorize(_ request: Request, _ context: BasicRequestContext, _ right: AccessRight) throws -> Hub {
-        let name = try context.parameters.require("hub")
-        guard let hub = hubs[name] else { throw APIError.unknownHub(name) }
-        guard let header = request.headers[.authorization] else {
-            throw APIError.unauthorized("send an Authorization: SharedAccessSignature header (see `hub token`)")
-        }
-        let token = try SharedAccessSignature(header: header)
-        let rights = try token.verify(keys: hub.configuration.keys, requestPath: request.uri.path, now: clock.now())
-        guard rights.contains(right) || rights.contains(.manage) else { throw APIError.forbidden(right) }
-        return hub
-    }
-
-    func body(_ request: Request) async throws -> ByteBuffer {
+    /// Reads the request body up to `limit` bytes (the hub's request limit by default).
+    func body(_ request: Request, limit: Int? = nil) async throws -> ByteBuffer {
+        let limit = limit ?? maximumRequestBytes
         do {
-            return try await request.body.collect(upTo: maximumRequestBytes)
+            return try await request.body.collect(upTo: limit)
         } catch {
             throw APIError(
-                .contentTooLarge, code: "RequestTooLarge",
-                message: "the request body is larger than \(maximumRequestBytes) bytes")
+                .contentTooLarge, code: "RequestTooLarge", message: "the request body is larger than \(limit) bytes")
         }
     }
 
+    /// A JSON response.
     func json(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
         var headers = headers
         headers[.contentType] = "application/json; charset=utf-8"
@@ -144,81 +130,27 @@ public struct HubAPI: Sendable {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    func installationID(_ context: BasicRequestContext) throws -> String {
-        let id = try context.parameters.require("id")
-        return id.removingPercentEncoding ?? id
+    /// An XML response, when the client asked for XML rather than JSON.
+    static func wantsXML(_ request: Request) -> Bool {
+        guard let accept = request.headers[.accept] else { return false }
+        return accept.contains("xml") && !accept.contains("json")
     }
 
-    // MARK: Installations
-
-    func putInstallation(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let hub = try authorize(request, context, .listen)
-        let id = try installationID(context)
-        let buffer = try await body(request)
-        var installation: Installation
-        do {
-            installation = try Installation.makeDecoder().decode(Installation.self, from: Data(buffer.readableBytesView))
-        } catch let error as DecodingError {
-            throw APIError.badRequest("InvalidInstallation", Self.describe(error))
-        } catch {
-            throw APIError.badRequest("InvalidInstallation", "the body is not valid JSON")
-        }
-        if installation.installationID != id {
-            throw APIError.badRequest(
-                "InvalidInstallation", "installationId in the body ('\(installation.installationID)') must match the URL ('\(id)')")
-        }
-        installation.expirationTime = nil
-        let stored = try await hub.register(installation)
-        return try json(stored)
+    /// An XML response body.
+    static func xml(_ text: String, status: HTTPResponse.Status) -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/xml; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    func patchInstallation(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let hub = try authorize(request, context, .listen)
-        let id = try installationID(context)
-        let operations = try InstallationPatchOperation.parse(try await body(request).readableBytesView)
-        return try json(try await hub.patch(id: id, operations))
+    /// The scheme and authority the client used, for `Location` headers.
+    static func origin(of request: Request) -> String {
+        let host = request.head.authority ?? "localhost"
+        let scheme = request.head.scheme ?? "http"
+        return "\(scheme)://\(host)"
     }
 
-    func getInstallation(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let hub = try authorize(request, context, .listen)
-        let id = try installationID(context)
-        guard let installation = try await hub.installations.installation(id: id) else {
-            throw APIError(.notFound, code: "InstallationNotFound", message: "installation '\(id)' does not exist")
-        }
-        return try json(installation)
-    }
-
-    func deleteInstallation(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let hub = try authorize(request, context, .listen)
-        try await hub.installations.delete(id: try installationID(context))
-        return Response(status: .noContent)
-    }
-
-    struct InstallationList: Encodable {
-        var installations: [Installation]
-        var continuationToken: String?
-    }
-
-    func listInstallations(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let hub = try authorize(request, context, .manage)
-        let query = request.uri.queryParameters
-        var expression: TagExpression?
-        if let tags = query.get("tags"), !tags.isEmpty { expression = try hub.parseExpression(tags) }
-        var top = 100
-        if let text = query.get("top") {
-            guard let value = Int(text), (1...1000).contains(value) else {
-                throw APIError.badRequest("InvalidParameter", "top must be an integer from 1 to 1000")
-            }
-            top = value
-        }
-        var cursor: InstallationCursor?
-        if let token = query.get("continuationToken"), !token.isEmpty { cursor = try InstallationCursor(token: token) }
-        let page = try await hub.installations.query(InstallationQuery(expression: expression), after: cursor, limit: top)
-        var headers: HTTPFields = [:]
-        if let next = page.next { headers[HTTPField.Name("x-ms-continuationtoken")!] = next.token }
-        return try json(InstallationList(installations: page.installations, continuationToken: page.next?.token), headers: headers)
-    }
-
+    /// A decoding error as a message that points at the field.
     static func describe(_ error: DecodingError) -> String {
         func pointer(_ path: [any CodingKey]) -> String {
             "/" + path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: "/")
@@ -234,227 +166,91 @@ public struct HubAPI: Sendable {
             if context.codingPath.isEmpty { return "the body is not valid JSON" }
             return "\(pointer(context.codingPath)): \(context.debugDescription)"
         @unknown default:
-            return "the body does not describe an installation"
+            return "the body does not have the expected shape"
         }
     }
 
-    // MARK: Sends
-
-    /// Request headers that are not passed through to platforms.
-    static let reservedHeaders: Set<String> = [
-        "authorization", "host", "content-length", "connection", "user-agent", "accept", "accept-encoding",
-        "accept-language", "transfer-encoding", "expect", "te", "keep-alive", "idempotency-key",
-    ]
-
-    /// The format, passthrough headers and body of a send request.
-    struct SendRequest {
-        var hub: Hub
-        var format: NotificationFormat
-        var headers: NotificationHeaders
-        var body: ByteBuffer
-    }
-
-    func parseSend(_ request: Request, _ context: BasicRequestContext, body buffer: ByteBuffer) throws -> SendRequest {
-        let hub = try authorize(request, context, .send)
-        let formatName = request.headers[HTTPField.Name("ServiceBusNotification-Format")!]
-        guard let formatName, !formatName.isEmpty else {
+    /// An optional integer query parameter within a range.
+    static func integer(_ request: Request, _ name: String, default value: Int, in range: ClosedRange<Int>) throws(APIError) -> Int {
+        guard let text = request.uri.queryParameters.get(name) else { return value }
+        guard let number = Int(text), range.contains(number) else {
             throw APIError.badRequest(
-                "MissingFormat",
-                "set the ServiceBusNotification-Format header to one of: \(hub.configuration.adapters.formats.map(\.name).joined(separator: ", "))")
+                "InvalidParameter", "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound)")
         }
-        let format = NotificationFormat(formatName)
-        try hub.configuration.adapters.checkFormat(format)
+        return number
+    }
+}
 
-        var headers = NotificationHeaders()
-        for field in request.headers {
-            let name = field.name.canonicalName
-            if Self.reservedHeaders.contains(name) || name.hasPrefix("servicebusnotification-") || name.hasPrefix("x-ms-") {
-                continue
-            }
-            headers[field.name.rawName] = field.value
-        }
-        return SendRequest(hub: hub, format: format, headers: headers, body: buffer)
+/// Registers routes on the router or the hub's group and records each as `METHOD path`, so the route list the
+/// OpenAPI document is checked against is the router's own.
+struct Routes {
+    let router: Router<HubRequestContext>?
+    let group: RouterGroup<HubRequestContext>?
+    let prefix: String
+    let recorder: RouteRecorder
+
+    init(router: Router<HubRequestContext>, prefix: String, recorder: RouteRecorder) {
+        self.router = router
+        self.group = nil
+        self.prefix = prefix
+        self.recorder = recorder
     }
 
-    /// The platform a direct send in `format` goes to.
-    func directPlatform(_ send: SendRequest) throws -> Platform {
-        guard send.format != .template, let platform = send.hub.configuration.adapters.directPlatform(for: send.format) else {
-            throw APIError.badRequest("InvalidFormat", "a direct send needs a native format, not '\(send.format)'")
-        }
-        return platform
+    init(group: RouterGroup<HubRequestContext>, prefix: String, recorder: RouteRecorder) {
+        self.router = nil
+        self.group = group
+        self.prefix = prefix
+        self.recorder = recorder
     }
 
-    func send(_ request: Request, _ context: BasicRequestContext, scheduled: Bool) async throws -> Response {
-        let send = try parseSend(request, context, body: try await body(request))
-        let hub = send.hub
-        let audience: Audience
-        let query = request.uri.queryParameters
-        if query.has("direct") {
-            guard let handle = request.headers[HTTPField.Name("ServiceBusNotification-DeviceHandle")!], !handle.isEmpty else {
-                throw APIError.badRequest("MissingDeviceHandle", "a direct send needs the ServiceBusNotification-DeviceHandle header")
-            }
-            let platform = try directPlatform(send)
-            try hub.configuration.adapters.validate(pushChannel: .handle(handle), platform: platform)
-            audience = .handles(platform, [.handle(handle)])
-        } else if let tags = request.headers[HTTPField.Name("ServiceBusNotification-Tags")!], !tags.isEmpty {
-            audience = .tags(try hub.parseExpression(tags))
-        } else {
-            audience = .all
+    /// Adds a route. `path` uses OpenAPI syntax (`installations/{installationId}`), relative to the prefix.
+    func on(
+        _ method: HTTPRequest.Method, _ path: String,
+        use handler: @escaping @Sendable (Request, HubRequestContext) async throws -> Response
+    ) {
+        let full = path.isEmpty ? prefix : "\(prefix)/\(path)"
+        recorder.record("\(method.rawValue) \(full)")
+        let routerPath = RouterPath(
+            path.split(separator: "/").map { $0.hasPrefix("{") ? ":" + $0.dropFirst().dropLast() : String($0) }
+                .joined(separator: "/"))
+        if let group {
+            group.on(routerPath, method: method, use: handler)
+        } else if let router {
+            router.on(routerPath, method: method, use: handler)
         }
-        let notification = Notification(
-            format: send.format, body: send.body, headers: send.headers, audience: audience, createdAt: clock.now())
-        if query.has("test") {
-            guard !scheduled else { throw APIError.badRequest("InvalidParameter", "a scheduled send cannot be a test send") }
-            return try testOutcome(try await hub.testSend(notification), request)
-        }
+    }
+}
 
-        var scheduleTime: Date?
-        if scheduled {
-            guard let text = request.headers[HTTPField.Name("ServiceBusNotification-ScheduleTime")!],
-                let time = HubDateFormat.date(from: text)
-            else {
-                throw APIError.badRequest(
-                    "InvalidScheduleTime",
-                    "set ServiceBusNotification-ScheduleTime to an ISO 8601 time such as 2026-12-01T09:00:00Z")
-            }
-            scheduleTime = time
+/// Collects the routes a router was built with.
+final class RouteRecorder: Sendable {
+    private let list = Mutex<[String]>([])
+
+    func record(_ route: String) { list.withLock { $0.append(route) } }
+
+    var routes: [String] { list.withLock { $0 } }
+}
+
+/// Logs each request once it is answered: method, path (never the query, which may carry a token), status and
+/// duration. Authorization headers and bodies are never logged.
+struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        do {
+            let response = try await next(request, context)
+            log(request, context, status: response.status.code, start: start)
+            return response
+        } catch let error as any HTTPResponseError {
+            log(request, context, status: error.status.code, start: start)
+            throw error
         }
-        return try await accept(notification, hub: hub, request: request, scheduleTime: scheduleTime, scheduled: scheduled)
     }
 
-    /// Enqueues a notification (honouring `Idempotency-Key`) and answers 201 with its location.
-    func accept(
-        _ notification: NotificationHub.Notification, hub: Hub, request: Request, scheduleTime: Date?, scheduled: Bool
-    ) async throws -> Response {
-        let idempotencyKey = request.headers[HTTPField.Name("Idempotency-Key")!]
-        if let idempotencyKey, idempotencyKey.isEmpty || idempotencyKey.utf8.count > 200 {
-            throw APIError.badRequest("InvalidIdempotencyKey", "Idempotency-Key must be 1–200 characters")
-        }
-        let id = try await hub.enqueue(notification, scheduledTime: scheduleTime, idempotencyKey: idempotencyKey.map { "\(hub.name)/\($0)" })
-        let location = "\(Self.origin(of: request))/\(hub.name)/\(scheduled ? "schedulednotifications" : "messages")/\(id)"
-        return Response(
-            status: .created,
-            headers: [.location: location, HTTPField.Name("TrackingId")!: id, .contentLength: "0"])
-    }
-
-    /// `POST /{hub}/messages/$batch?direct`: one notification to up to 1000 device handles, as a multipart/mixed
-    /// body with a `notification` part (the payload) and a `devices` part (a JSON array of handles).
-    func batchSend(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        guard request.uri.queryParameters.has("direct") else {
-            throw APIError.badRequest("InvalidParameter", "a $batch send must be direct: add ?direct")
-        }
-        let buffer = try await body(request)
-        let send = try parseSend(request, context, body: buffer)
-        guard let contentType = request.headers[.contentType] else {
-            throw APIError.badRequest("InvalidBatch", "send a multipart/mixed body with a boundary")
-        }
-        let parts = try BatchMultipart.parse(buffer, contentType: contentType)
-        let platform = try directPlatform(send)
-        var handles: [PushChannel] = []
-        for handle in parts.devices {
-            do {
-                try send.hub.configuration.adapters.validate(pushChannel: .handle(handle), platform: platform)
-            } catch {
-                throw APIError(.badRequest, code: error.code.rawValue, message: "device handle #\(handles.count + 1): \(error.message)")
-            }
-            handles.append(.handle(handle))
-        }
-        var headers = send.headers
-        headers["Content-Type"] = parts.contentType
-        let notification = Notification(
-            format: send.format, body: parts.notification, headers: headers, audience: .handles(platform, handles),
-            createdAt: clock.now())
-        return try await accept(notification, hub: send.hub, request: request, scheduleTime: nil, scheduled: false)
-    }
-
-    /// Azure's `NotificationOutcome` for a test send, as JSON or XML.
-    func testOutcome(_ results: [TestSendResult], _ request: Request) throws -> Response {
-        let outcome = TestSendOutcome(results)
-        if let accept = request.headers[.accept], accept.contains("xml"), !accept.contains("json") {
-            return Response(
-                status: .created, headers: [.contentType: "application/xml; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: outcome.xml())))
-        }
-        return try json(outcome, status: .created)
-    }
-
-    struct FeedbackList: Encodable {
-        struct Entry: Encodable {
-            var time: String
-            var platform: String
-            var outcome: String
-            var reason: String?
-            var installationId: String?
-            var pnsHandle: String
-        }
-
-        var failures: [Entry]
-        var continuationToken: String?
-    }
-
-    /// `GET /{hub}/messages/{id}/feedback`: the devices a notification failed to reach, pageable.
-    func feedback(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let hub = try authorize(request, context, .send)
-        let id = try context.parameters.require("id")
-        guard try await hub.notifications.record(id: id) != nil else {
-            throw APIError(.notFound, code: "NotificationNotFound", message: "notification '\(id)' does not exist")
-        }
-        let query = request.uri.queryParameters
-        var top = 1000
-        if let text = query.get("top") {
-            guard let value = Int(text), (1...10_000).contains(value) else {
-                throw APIError.badRequest("InvalidParameter", "top must be an integer from 1 to 10000")
-            }
-            top = value
-        }
-        var cursor: Int64?
-        if let token = query.get("continuationToken"), !token.isEmpty {
-            guard let value = Int64(token, radix: 36), value >= 0 else {
-                throw APIError.badRequest("InvalidContinuationToken", "continuationToken is not one this hub returned")
-            }
-            cursor = value
-        }
-        let page = try await hub.notifications.failures(id: id, after: cursor, limit: top)
-        let list = FeedbackList(
-            failures: page.failures.map {
-                .init(
-                    time: HubDateFormat.string(from: $0.time), platform: $0.platform.name, outcome: $0.outcome.name,
-                    reason: $0.reason, installationId: $0.installationID, pnsHandle: $0.handle)
-            },
-            continuationToken: page.next.map { String($0, radix: 36) })
-        return try json(list)
-    }
-
-    static func origin(of request: Request) -> String {
-        let host = request.head.authority ?? "localhost"
-        let scheme = request.head.scheme ?? "http"
-        return "\(scheme)://\(host)"
-    }
-
-    func messageDetails(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let hub = try authorize(request, context, .send)
-        let id = try context.parameters.require("id")
-        guard let record = try await hub.notifications.record(id: id) else {
-            throw APIError(.notFound, code: "NotificationNotFound", message: "notification '\(id)' does not exist")
-        }
-        let details = NotificationDetails(
-            record: record, location: "\(Self.origin(of: request))/\(hub.name)/messages/\(id)",
-            targetPlatforms: hub.configuration.adapters.platforms(for: record.notification.format))
-        if let accept = request.headers[.accept], accept.contains("xml"), !accept.contains("json") {
-            return Response(
-                status: .ok, headers: [.contentType: "application/xml; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: details.xml())))
-        }
-        return try json(details)
-    }
-
-    func cancelScheduled(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let hub = try authorize(request, context, .send)
-        let id = try context.parameters.require("id")
-        guard try await hub.notifications.cancel(id: id, now: clock.now()) else {
-            throw APIError(
-                .notFound, code: "NotificationNotFound", message: "no scheduled notification '\(id)' is waiting to start")
-        }
-        return Response(status: .ok)
+    func log(_ request: Request, _ context: Context, status: Int, start: ContinuousClock.Instant) {
+        context.logger.info(
+            "request",
+            metadata: [
+                "http.method": .string(request.method.rawValue), "http.path": .string(request.uri.path),
+                "http.status": "\(status)", "http.seconds": "\(ContinuousClock.now - start)",
+            ])
     }
 }

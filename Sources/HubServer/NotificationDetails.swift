@@ -18,6 +18,8 @@ struct NotificationDetails: Encodable {
     var format: String
     var targetPlatforms: [String]
     var outcomeCounts: [String: [OutcomeCount]]
+    /// Why the notification ended without delivery, when it did (JSON only; Azure's XML has no such element).
+    var reason: String?
 
     init(record: NotificationRecord, location: String, targetPlatforms: [Platform]) {
         notificationId = record.notification.id
@@ -34,6 +36,7 @@ struct NotificationDetails: Encodable {
             counts[platform.name] = outcomes.sorted { $0.key < $1.key }.map { OutcomeCount(name: $0.key.name, count: $0.value) }
         }
         outcomeCounts = counts
+        reason = record.reason
     }
 
     /// Azure's element name for a platform's counts, e.g. `ApnsOutcomeCounts`.
@@ -72,8 +75,28 @@ struct NotificationDetails: Encodable {
     }
 }
 
-/// Escapes text for an XML element's content.
+/// Escapes text for XML element content or a quoted attribute, so the document stays well-formed whatever the text
+/// holds: markup characters become entities, and characters XML 1.0 cannot carry at all (controls other than tab,
+/// line feed and carriage return; U+FFFE and U+FFFF) become U+FFFD.
 func xmlEscape(_ text: String) -> String {
-    text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-        .replacingOccurrences(of: ">", with: "&gt;")
+    var result = String.UnicodeScalarView()
+    result.reserveCapacity(text.unicodeScalars.count)
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "&": result.append(contentsOf: "&amp;".unicodeScalars)
+        case "<": result.append(contentsOf: "&lt;".unicodeScalars)
+        case ">": result.append(contentsOf: "&gt;".unicodeScalars)
+        case "\"": result.append(contentsOf: "&quot;".unicodeScalars)
+        case "'": result.append(contentsOf: "&apos;".unicodeScalars)
+        case "\t", "\n", "\r": result.append(scalar)
+        default:
+            let value = scalar.value
+            if value < 0x20 || value == 0xFFFE || value == 0xFFFF {
+                result.append("\u{FFFD}")
+            } else {
+                result.append(scalar)
+            }
+        }
+    }
+    return String(result)
 }

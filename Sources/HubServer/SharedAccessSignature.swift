@@ -62,39 +62,73 @@ public struct SharedAccessSignature: Sendable, Hashable {
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 
-    /// Verifies the token for a request path and returns the rights of the key that signed it.
+    /// The one answer for a token that is not valid for the request — an unknown hub, an unknown key name, a bad
+    /// signature or a signed resource that does not cover the request — so that nothing tells them apart.
+    public static let invalid = APIError.unauthorized(
+        "the SharedAccessSignature token is not valid for this request; sign sr = the hub's URL (e.g. https://host/hubname) with a key of this hub, and name that key in skn")
+
+    /// Verifies the token for a request and returns the rights of the key that signed it.
     ///
-    /// - The key is looked up by name; the primary and the secondary key are both accepted.
-    /// - The signature is compared in constant time.
-    /// - The token must not be expired.
-    /// - The signed resource's path (scheme and host are ignored, since proxies rewrite them; keys are per hub)
-    ///   must be a case-insensitive prefix of the request path, so a token may sign the namespace, the hub, or
-    ///   the full URL.
-    public func verify(keys: [AccessKey], requestPath: String, now: Date) throws(APIError) -> Set<AccessRight> {
-        guard let key = keys.first(where: { $0.name == keyName }) else {
-            throw APIError.unauthorized("the key named in the token (skn) is not a key of this hub")
+    /// - The expiry is checked first, so an expired token is refused the same way whatever hub or key it names.
+    /// - The key is looked up by name; the primary and the secondary key are both accepted; the signature is
+    ///   compared in constant time.
+    /// - The signed resource must cover the request at path-segment boundaries, compared after percent-decoding:
+    ///   its path (scheme and host are ignored, since proxies rewrite them) must name the hub as its first segment
+    ///   (case-insensitively, as Azure's clients lowercase the URI they sign), and every further segment must equal
+    ///   the request's segment at the same place (exactly: installation ids are case-sensitive). A token for
+    ///   `/demo/installations/a` covers `/demo/installations/a` only, not `…/ab` or `…/A`; an empty `sr`, the bare
+    ///   namespace, dot segments and another hub's URL cover nothing.
+    ///
+    /// Every failure but expiry is ``invalid``.
+    public func verify(
+        keys: [AccessKey], hubName: String, requestPath: String, now: Date
+    ) throws(APIError) -> Set<AccessRight> {
+        guard expiry > Int(now.timeIntervalSince1970) else {
+            throw APIError.unauthorized("the token expired; create a new one")
         }
+        guard let key = keys.first(where: { $0.name == keyName }) else { throw Self.invalid }
         let candidates = [key.primaryKey, key.secondaryKey].compactMap { $0 }
         let valid = candidates.contains { candidate in
             Self.constantTimeEquals(Self.sign(resource: resource, expiry: expiry, key: candidate), signature)
         }
-        guard valid else {
-            throw APIError.unauthorized("the token's signature does not match; sign sr + \"\\n\" + se with the key")
-        }
-        guard expiry > Int(now.timeIntervalSince1970) else {
-            throw APIError.unauthorized("the token expired; create a new one")
-        }
-        let signedPath = Self.path(of: (resource.removingPercentEncoding ?? resource).lowercased())
-        let path = requestPath.lowercased()
-        guard path.hasPrefix(signedPath) || signedPath == path + "/" else {
-            throw APIError.unauthorized("the token was signed for another resource (sr); sign the hub's URL")
+        guard valid, Self.covers(signedResource: resource, hubName: hubName, requestPath: requestPath) else {
+            throw Self.invalid
         }
         return key.rights
     }
 
-    /// The path part of a resource URI: `https://host/hub/x` → `/hub/x`; a bare path is kept.
+    /// Whether a signed resource (as sent in `sr`, still URL-encoded) covers a request path of hub `hubName`.
+    static func covers(signedResource: String, hubName: String, requestPath: String) -> Bool {
+        guard let decoded = signedResource.removingPercentEncoding,
+            let signed = segments(of: path(of: decoded)), let first = signed.first,
+            let request = segments(of: requestPath)
+        else { return false }
+        guard first.lowercased() == hubName.lowercased(), signed.count <= request.count,
+            request.first?.lowercased() == hubName.lowercased()
+        else { return false }
+        return zip(signed.dropFirst(), request.dropFirst()).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+    }
+
+    /// The percent-decoded segments of a path, a trailing slash ignored; `nil` for an empty or dot segment or an
+    /// undecodable one.
+    static func segments(of path: String) -> [String]? {
+        var parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        if parts.last == "" { parts = parts.dropLast() }
+        var result: [String] = []
+        for part in parts {
+            guard let segment = part.removingPercentEncoding, !segment.isEmpty, segment != ".", segment != ".." else {
+                return nil
+            }
+            result.append(segment)
+        }
+        return result.isEmpty ? nil : result
+    }
+
+    /// The path part of a resource URI: `https://host/hub/x` → `/hub/x`; a bare path is kept; a query or fragment
+    /// is dropped.
     static func path(of resource: String) -> String {
         var rest = Substring(resource)
+        if let end = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
         if let scheme = rest.range(of: "://") {
             rest = rest[scheme.upperBound...]
             guard let slash = rest.firstIndex(of: "/") else { return "/" }

@@ -42,9 +42,8 @@ struct Serve: AsyncParsableCommand {
         let hubNames = hubs.map(\.name).joined(separator: ",")
         let server = loaded.configuration.server
         let api = try HubAPI(
-            hubs: hubs, maximumRequestBytes: server.maximumRequestBytes, metrics: registry, console: server.console)
-        let applicationConfiguration = ApplicationConfiguration(
-            address: .hostname(server.host, port: server.port), serverName: "NotificationHub")
+            hubs: hubs, maximumRequestBytes: server.maximumRequestBytes,
+            maximumBatchRequestBytes: server.maximumBatchRequestBytes, metrics: registry, console: server.console)
         let onRunning: @Sendable (any Channel) async -> Void = { channel in
             logger.notice(
                 "hub is listening",
@@ -53,19 +52,7 @@ struct Serve: AsyncParsableCommand {
                     "hub.names": "\(hubNames)",
                 ])
         }
-        let application: any Service
-        if let tls = server.tls {
-            let tlsConfiguration = TLSConfiguration.makeServerConfiguration(
-                certificateChain: try NIOSSLCertificate.fromPEMFile(tls.certificateChain).map { .certificate($0) },
-                privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.privateKey, format: .pem)))
-            application = Application(
-                router: api.makeRouter(), server: try .tls(.http1(), tlsConfiguration: tlsConfiguration),
-                configuration: applicationConfiguration, onServerRunning: onRunning, logger: logger)
-        } else {
-            application = Application(
-                router: api.makeRouter(), configuration: applicationConfiguration, onServerRunning: onRunning,
-                logger: logger)
-        }
+        let application = try HubApplication.make(api: api, server: server, logger: logger, onServerRunning: onRunning)
         // Started in order and stopped in reverse: emulators outlive adapters, adapters outlive hubs, hubs outlive
         // the API that feeds them.
         let webhooks: [any Service] = hubs.compactMap { hub in

@@ -3,6 +3,7 @@ import HTTPTypes
 import HubServer
 import Hummingbird
 import HummingbirdTesting
+import NIOCore
 import NotificationHub
 import Testing
 
@@ -13,13 +14,78 @@ import Testing
         return try await api.client.execute(uri: uri, method: method, headers: headers, body: nil)
     }
 
-    @Test func validTokensForNamespaceHubOrFullURL() async throws {
+    @Test func validTokensForHubOrFullURL() async throws {
         try await APITestHarness.run { api in
-            for resource in ["http://localhost/", "https://example.servicebus.windows.net/demo", "sb://localhost/demo/installations/x", "http://localhost/DEMO/installations"] {
+            for resource in [
+                "https://example.servicebus.windows.net/demo", "sb://localhost/demo/installations/x",
+                "http://localhost/DEMO/installations", "http://localhost/demo/", "/demo/installations/x",
+            ] {
                 let token = SharedAccessSignature.make(resource: resource, keyName: "listen", key: "listen-key-0123456789", expiry: Date() + 60)
                 let response = try await status(api, authorization: token)
                 #expect(response.status == .notFound, "\(resource)")
             }
+        }
+    }
+
+    /// The signed resource covers the request only at path-segment boundaries, compared exactly below the hub.
+    @Test func scopeIsCheckedAtSegmentBoundaries() async throws {
+        try await APITestHarness.run { api in
+            func token(_ resource: String) -> String {
+                SharedAccessSignature.make(resource: resource, keyName: "listen", key: "listen-key-0123456789", expiry: Date() + 60)
+            }
+            let body = APITestHarness.installationJSON("a")
+            let scoped = token("http://localhost/demo/installations/a")
+            #expect(try await api.client.execute(uri: "/demo/installations/a", method: .put, headers: [.authorization: scoped], body: ByteBuffer(string: body)).status == .ok)
+            for (path, resource) in [
+                ("/demo/installations/ab", "http://localhost/demo/installations/a"),
+                ("/demo/installations/A", "http://localhost/demo/installations/a"),
+                ("/demo/installations/a", ""),
+                ("/demo/installations/a", "http://x/de"),
+                ("/demo/installations/a", "http://localhost/"),
+                ("/demo/installations/a", "http://localhost"),
+                ("/demo/installations/a", "http://localhost/demo/installations/./a"),
+                ("/demo/installations/a", "http://localhost/demo/installations/../installations/a"),
+                ("/demo/installations/a", "http://localhost/other"),
+            ] {
+                let id = String(path.split(separator: "/").last!)
+                let response = try await api.client.execute(
+                    uri: path, method: .put, headers: [.authorization: token(resource)],
+                    body: ByteBuffer(string: APITestHarness.installationJSON(id)))
+                #expect(response.status == .unauthorized, "\(resource) → \(path)")
+            }
+        }
+    }
+
+    /// Unknown hub, unknown key and bad signature get the same answer, so names cannot be enumerated.
+    @Test func failuresAreIndistinguishable() async throws {
+        try await APITestHarness.run { api in
+            let unknownHub = SharedAccessSignature.make(resource: "http://localhost/nohub", keyName: "listen", key: "listen-key-0123456789", expiry: Date() + 60)
+            let unknownKey = SharedAccessSignature.make(resource: "http://localhost/demo", keyName: "nobody", key: "listen-key-0123456789", expiry: Date() + 60)
+            let badSignature = SharedAccessSignature.make(resource: "http://localhost/demo", keyName: "listen", key: "wrong-key-0123456789", expiry: Date() + 60)
+            let answers = try await [
+                status(api, .get, "/nohub/installations/x", authorization: unknownHub),
+                status(api, .get, "/demo/installations/x", authorization: unknownKey),
+                status(api, .get, "/demo/installations/x", authorization: badSignature),
+            ]
+            for answer in answers {
+                #expect(answer.status == .unauthorized)
+                #expect(answer.text == answers[0].text)
+            }
+            // Without credentials, an unknown hub and a known one answer alike too.
+            let known = try await status(api, .get, "/demo/installations/x", authorization: nil)
+            let unknown = try await status(api, .get, "/nohub/installations/x", authorization: nil)
+            #expect(known.status == .unauthorized && known.text == unknown.text)
+        }
+    }
+
+    /// Authentication happens before the body is read: a refused request with a huge body answers 401, not 413.
+    @Test func authenticationPrecedesTheBody() async throws {
+        try await APITestHarness.run { api in
+            let body = String(repeating: "x", count: 200_000)
+            let response = try await api.client.execute(
+                uri: "/demo/messages", method: .post, headers: [HTTPField.Name("ServiceBusNotification-Format")!: "test"],
+                body: ByteBuffer(string: body))
+            #expect(response.status == .unauthorized)
         }
     }
 
@@ -51,14 +117,14 @@ import Testing
                 .replacingOccurrences(of: "se=", with: "se=1")
             let cases: [(String?, String)] = [
                 (nil, "send an Authorization"),
-                ("Bearer abc", "must be a SharedAccessSignature"),
+                ("Basic abc", "must be a SharedAccessSignature"),
                 ("SharedAccessSignature sr=x&sig=y", "must have sr, sig, se and skn"),
                 ("SharedAccessSignature sr=x&sig=y&se=soon&skn=listen", "se must be a Unix time"),
                 (expired, "expired"),
-                (wrongKey, "signature does not match"),
-                (unknownName, "not a key of this hub"),
-                (otherHub, "signed for another resource"),
-                (tampered, "signature does not match"),
+                (wrongKey, "not valid for this request"),
+                (unknownName, "not valid for this request"),
+                (otherHub, "not valid for this request"),
+                (tampered, "not valid for this request"),
             ]
             for (header, message) in cases {
                 let response = try await status(api, authorization: header)
@@ -67,6 +133,9 @@ import Testing
                 #expect(response.errorMessage?.contains(message) == true, "\(header ?? "nil"): \(response.errorMessage ?? "")")
                 #expect(response.errorMessage?.contains("listen-key") == false)
             }
+            // A bearer token where the hub verifies none is refused as an invalid token.
+            let bearer = try await status(api, authorization: "Bearer abc")
+            #expect(bearer.status == .unauthorized && bearer.errorCode == "InvalidToken")
         }
     }
 

@@ -34,7 +34,7 @@ import Testing
     @Test(arguments: [
         (#"{"installationId":"i1","platform":"test"}"#, "InvalidInstallation", "missing required field /pushChannel"),
         (#"{"installationId":"i1","platform":"test","pushChannel":"dev-1","tags":"x"}"#, "InvalidInstallation", "/tags has the wrong type"),
-        (#"{"installationId":"other","platform":"test","pushChannel":"dev-1"}"#, "InvalidInstallation", "must match the URL"),
+        (#"{"installationId":"other","platform":"test","pushChannel":"dev-1"}"#, "InvalidInstallation", "must be the id in the URL"),
         (#"{"installationId":"i1","platform":"test","pushChannel":"bad"}"#, "InvalidPushChannel", "dev-<n>"),
         (#"{"installationId":"i1","platform":"mpns","pushChannel":"dev-1"}"#, "UnknownPlatform", "use one of: test"),
         (#"{"installationId":"i1","platform":"test","pushChannel":"dev-1","tags":["bad tag"]}"#, "InvalidTag", "contains ' '"),

@@ -239,7 +239,9 @@ import Testing
         try await APITestHarness.run { api in
             let response = try await api.request(.post, "/demo/securenotifications", key: "send", body: #"{"payload":1,"tags":"a"}"#)
             #expect(response.status == .notFound && response.errorCode == "SecurePushDisabled")
-            #expect(try await api.request(.get, "/demo/securenotifications/x", key: nil, headers: [.authorization: "Bearer x"]).status == .notFound)
+            // Without device-token settings a bearer token is refused like any invalid token.
+            let read = try await api.request(.get, "/demo/securenotifications/x", key: nil, headers: [.authorization: "Bearer x"])
+            #expect(read.status == .unauthorized && read.errorCode == "InvalidToken")
         }
     }
 }

@@ -114,7 +114,7 @@ import Testing
             let notification = Notification(format: Self.format, body: "x", audience: .all)
             _ = try await notifications.enqueue(notification, scheduledTime: nil, idempotencyKey: nil)
             let now = Date()
-            let claimed = try await notifications.claim(owner: "a", leaseSeconds: 30, now: now, partitions: 1)
+            let claimed = try await notifications.claim(owner: "a", leaseSeconds: 30, now: now, partitions: 1)?.work
             #expect(claimed?.record.notification.id == notification.id && claimed?.partition == 0)
             var summary = DispatchSummary()
             summary.record(.success, platform: Self.platform, count: 5)
@@ -139,8 +139,8 @@ import Testing
             #expect(rest.failures.last?.reason == "Bad" && rest.failures.last?.handle == "dev-i2")
 
             // The lease expires: another worker takes the notification over and sees the progress.
-            #expect(try await notifications.claim(owner: "b", leaseSeconds: 30, now: now + 10, partitions: 1) == nil)
-            let takeover = try await notifications.claim(owner: "b", leaseSeconds: 30, now: now + 31, partitions: 1)
+            #expect(try await notifications.claim(owner: "b", leaseSeconds: 30, now: now + 10, partitions: 1)?.work == nil)
+            let takeover = try await notifications.claim(owner: "b", leaseSeconds: 30, now: now + 31, partitions: 1)?.work
             #expect(takeover?.record.notification.id == notification.id)
             #expect(takeover?.cursor == InstallationCursor(position: 8))
             #expect(try await notifications.renewLease(id: notification.id, partition: 0, owner: "a", leaseSeconds: 30, now: now + 32) == false)
@@ -161,7 +161,7 @@ import Testing
             _ = try await notifications.enqueue(notification, scheduledTime: nil, idempotencyKey: nil)
             // A worker that crashed after delivering the first 10 installations (store order) and recording them.
             let crashedAt = Date() - 120
-            _ = try await notifications.claim(owner: "crashed", leaseSeconds: 60, now: crashedAt, partitions: 1)
+            _ = try await notifications.claim(owner: "crashed", leaseSeconds: 60, now: crashedAt, partitions: 1)?.work
             let first = try await store.query(InstallationQuery(), after: nil, limit: 10)
             var done = DispatchSummary()
             done.record(.success, platform: Self.platform, count: 10)

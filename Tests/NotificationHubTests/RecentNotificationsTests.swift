@@ -37,7 +37,7 @@ import Testing
                 _ = try await store.enqueue(notification("n5", at: 5), scheduledTime: nil, idempotencyKey: nil)
                 _ = try await store.enqueue(notification("n6", at: 5), scheduledTime: nil, idempotencyKey: nil)
                 let claimed = try await store.claim(owner: "w", leaseSeconds: 60, now: Self.start + 10, partitions: 1)
-                #expect(claimed?.record.notification.id == "n1")
+                #expect(claimed?.work?.record.notification.id == "n1")
                 #expect(try await store.cancel(id: "n3", now: Self.start + 10))
                 var summary = DispatchSummary()
                 summary.record(.success, platform: .apns, count: 3)

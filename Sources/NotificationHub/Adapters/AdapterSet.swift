@@ -71,12 +71,39 @@ public struct AdapterSet: Sendable {
                 .unknownPlatform,
                 "the platform '\(platform)' is not served by this hub; use one of: \(platforms.map(\.name).joined(separator: ", "))")
         }
+        try Self.checkStorable(pushChannel)
         try adapter.validate(pushChannel: pushChannel, platform: platform)
+    }
+
+    /// Rules every push channel follows whatever its platform, so that it is stored and read back unchanged: at
+    /// most 4 KiB, and a string handle holds no control character.
+    static func checkStorable(_ pushChannel: PushChannel) throws(HubError) {
+        let text = pushChannel.storageKey
+        if text.isEmpty { throw HubError(.invalidPushChannel, "pushChannel must not be empty") }
+        if text.utf8.count > 4096 {
+            throw HubError(.invalidPushChannel, "pushChannel is \(text.utf8.count) bytes; at most 4096 are allowed")
+        }
+        if case .handle(let handle) = pushChannel,
+            handle.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        {
+            throw HubError(.invalidPushChannel, "pushChannel holds a control character")
+        }
     }
 
     /// Validates a notification: its format is accepted and every adapter it reaches accepts its body.
     public func validate(notification: Notification) throws(HubError) {
         try checkFormat(notification.format)
+        try notification.headers.validate()
+        if case .tags(let expression) = notification.audience {
+            // What is stored is the expression's text: it must read back as the same expression.
+            guard
+                (try? TagExpression(
+                    parsing: expression.description,
+                    limits: .init(maximumTagsOrOnly: .max, maximumTags: .max, maximumDepth: 1024))) == expression
+            else {
+                throw HubError(.invalidTagExpression, "the audience cannot be stored as a tag expression; check its tags")
+            }
+        }
         if notification.format == .template {
             _ = try TemplateProperties(json: try JSONValue(parsingBody: notification.body.readableBytesView))
             return

@@ -57,7 +57,7 @@ public final class ConfigurationNode {
             source.problems.append(Self.problem(from: error, file: file))
         } catch {
             source.problems.append(
-                ConfigurationProblem(file: file, line: 0, column: 0, keyPath: "", message: "\(error)"))
+                ConfigurationProblem(file: file, line: 0, column: 0, keyPath: "", message: "the file is not valid YAML"))
         }
         return ConfigurationNode(node: nil, source: source, keyPath: "", fallbackMark: nil)
     }
@@ -94,8 +94,24 @@ public final class ConfigurationNode {
             return ConfigurationProblem(
                 file: file, line: context.mark.line, column: context.mark.column, keyPath: "",
                 message: "duplicate keys: \(duplicates.joined(separator: ", "))")
+        case .reader(let problem, let offset, _, let yaml):
+            // Only the position and libyaml's fixed description: the offending line may hold a secret.
+            var line = 1
+            var column = 1
+            if let offset {
+                for byte in yaml.utf8.prefix(offset) {
+                    if byte == UInt8(ascii: "\n") {
+                        line += 1
+                        column = 1
+                    } else {
+                        column += 1
+                    }
+                }
+            }
+            return ConfigurationProblem(file: file, line: line, column: column, keyPath: "", message: "invalid YAML: \(problem)")
         default:
-            return ConfigurationProblem(file: file, line: 0, column: 0, keyPath: "", message: "invalid YAML: \(error)")
+            // Never the error's description: it quotes the source text, which may hold a secret.
+            return ConfigurationProblem(file: file, line: 0, column: 0, keyPath: "", message: "the file is not valid YAML")
         }
     }
 
@@ -234,6 +250,13 @@ public final class ConfigurationNode {
         return interpolate(scalar.string)
     }
 
+    /// Whether `name` is a plausible environment variable name (so it is safe to print).
+    static func isEnvironmentName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, name.unicodeScalars.count <= 64 else { return false }
+        let allowed = { (scalar: Unicode.Scalar) in scalar.isASCII && (scalar.properties.isAlphabetic || scalar == "_") }
+        return allowed(first) && name.unicodeScalars.allSatisfy { allowed($0) || ("0"..."9").contains($0) }
+    }
+
     private func interpolate(_ text: String) -> String? {
         guard text.contains("${") else { return text }
         var result = ""
@@ -241,7 +264,8 @@ public final class ConfigurationNode {
         while let start = rest.range(of: "${") {
             result += rest[..<start.lowerBound]
             guard let end = rest[start.upperBound...].firstIndex(of: "}") else {
-                report("unterminated '${' in '\(text)'; write ${NAME} to use an environment variable")
+                // Never the value itself: it may be a secret with a stray '${'.
+                report("unterminated '${' in this value; write ${NAME} to use an environment variable")
                 return nil
             }
             let reference = rest[start.upperBound..<end]
@@ -252,7 +276,11 @@ public final class ConfigurationNode {
             } else if parts.count == 2 {
                 result += parts[1]
             } else {
-                report("environment variable \(name) is not set; set it or write ${\(name):-default}")
+                if Self.isEnvironmentName(name) {
+                    report("environment variable \(name) is not set; set it or write ${\(name):-default}")
+                } else {
+                    report("a '${…}' reference in this value does not name an environment variable (letters, digits and '_'); for a secret from the environment write {env: NAME}")
+                }
                 return nil
             }
             rest = rest[rest.index(after: end)...]

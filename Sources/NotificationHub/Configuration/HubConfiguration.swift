@@ -29,8 +29,21 @@ public struct HubsConfiguration: Sendable {
         if !hubsNode.isPresent, root.problems.isEmpty {
             hubsNode.report("missing required key 'hubs'; declare at least one hub")
         }
+        var stores: [String: String] = [:]
         for (name, node) in hubsNode.entries() {
+            if server.console, name.lowercased() == "console" {
+                node.report("the hub name 'console' is the admin console's path while server.console is on; rename the hub")
+            }
             if let hub = HubConfiguration(name: name, node: node, registry: registry, logger: logger) {
+                // Two hubs on one store would share each other's installations and notifications.
+                if let identity = hub.storage.identity {
+                    if let other = stores[identity] {
+                        node.child("storage").report(
+                            "hub '\(name)' uses the same store as hub '\(other)'; give each hub its own SQLite file or PostgreSQL schema")
+                    } else {
+                        stores[identity] = name
+                    }
+                }
                 hubs.append(hub)
             }
         }
@@ -57,7 +70,7 @@ public struct HubsConfiguration: Sendable {
     }
 }
 
-/// Where and how the API listens.
+/// Where and how the API listens, and the limits that keep hostile or careless clients from exhausting it.
 public struct ServerConfiguration: Sendable, Hashable {
     /// The address to bind. Default `127.0.0.1`.
     public var host: String
@@ -65,8 +78,18 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var port: Int
     /// TLS certificate chain and key (PEM files), when the hub terminates TLS itself.
     public var tls: TLS?
-    /// The largest request body accepted, in bytes. Default 64 KiB.
+    /// The largest request body accepted, in bytes. Default 64 KiB (Azure's limit).
     public var maximumRequestBytes: Int
+    /// The largest `$batch` request body, in bytes: 1,000 handles and a payload. Default 1 MiB.
+    public var maximumBatchRequestBytes: Int
+    /// Open client connections at most; at the limit a new connection replaces the longest-idle one. Default 4096.
+    public var maximumConnections: Int
+    /// Seconds a new connection has to send a complete request head. Default 10.
+    public var requestHeaderTimeoutSeconds: Double
+    /// Seconds a request's body has to arrive after its head. Default 30.
+    public var requestBodyTimeoutSeconds: Double
+    /// Seconds a keep-alive connection may wait for its next request. Default 60.
+    public var idleTimeoutSeconds: Double
     /// Whether `/console` serves the admin console. Default `false`.
     public var console: Bool
 
@@ -78,15 +101,23 @@ public struct ServerConfiguration: Sendable, Hashable {
         public var privateKey: String
     }
 
-    /// Defaults: `127.0.0.1:8080`, no TLS, 64 KiB bodies, no console.
+    /// Defaults: `127.0.0.1:8080`, no TLS, 64 KiB bodies (1 MiB for `$batch`), 4096 connections, a 10 s header,
+    /// 30 s body and 60 s idle timeout, no console.
     public init(
         host: String = "127.0.0.1", port: Int = 8080, tls: TLS? = nil, maximumRequestBytes: Int = 65_536,
+        maximumBatchRequestBytes: Int = 1_048_576, maximumConnections: Int = 4096,
+        requestHeaderTimeoutSeconds: Double = 10, requestBodyTimeoutSeconds: Double = 30, idleTimeoutSeconds: Double = 60,
         console: Bool = false
     ) {
         self.host = host
         self.port = port
         self.tls = tls
         self.maximumRequestBytes = maximumRequestBytes
+        self.maximumBatchRequestBytes = maximumBatchRequestBytes
+        self.maximumConnections = maximumConnections
+        self.requestHeaderTimeoutSeconds = requestHeaderTimeoutSeconds
+        self.requestBodyTimeoutSeconds = requestBodyTimeoutSeconds
+        self.idleTimeoutSeconds = idleTimeoutSeconds
         self.console = console
     }
 
@@ -96,6 +127,13 @@ public struct ServerConfiguration: Sendable, Hashable {
         host = node.string("host", default: host)
         port = node.integer("port", default: port, in: 0...65535)
         maximumRequestBytes = node.integer("maximumRequestBytes", default: maximumRequestBytes, in: 1024...16_777_216)
+        maximumBatchRequestBytes = node.integer(
+            "maximumBatchRequestBytes", default: maximumBatchRequestBytes, in: 1024...67_108_864)
+        maximumConnections = node.integer("maximumConnections", default: maximumConnections, in: 1...1_000_000)
+        requestHeaderTimeoutSeconds = node.seconds(
+            "requestHeaderTimeoutSeconds", default: requestHeaderTimeoutSeconds, in: 0.1...3600)
+        requestBodyTimeoutSeconds = node.seconds("requestBodyTimeoutSeconds", default: requestBodyTimeoutSeconds, in: 0.1...3600)
+        idleTimeoutSeconds = node.seconds("idleTimeoutSeconds", default: idleTimeoutSeconds, in: 0.1...86_400)
         console = node.bool("console", default: console)
         let tlsNode = node.child("tls")
         if tlsNode.isPresent {
@@ -248,9 +286,9 @@ public struct AccessKey: Sendable, Hashable {
 public enum AccessRight: String, Sendable, Hashable, CaseIterable {
     /// Register devices: create, read, update and delete single installations.
     case listen = "Listen"
-    /// Send notifications.
+    /// Send notifications, and read their telemetry and feedback.
     case send = "Send"
-    /// Everything, including listing installations and reading telemetry.
+    /// Everything, including queries over installations.
     case manage = "Manage"
 }
 
@@ -314,6 +352,17 @@ public enum StorageConfiguration: Sendable, Hashable {
                 database: database.isEmpty ? user : database, schema: schema,
                 requireTLS: ["require", "verify-ca", "verify-full"].contains(sslmode),
                 maximumConnections: maximumConnections)
+        }
+    }
+
+    /// What makes two storages the same store (the SQLite file, or the PostgreSQL server, database and schema);
+    /// `nil` for an in-memory database, which is never shared. Holds no password.
+    public var identity: String? {
+        switch self {
+        case .memory: nil
+        case .sqlite(let path): "sqlite:" + URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        case .postgres(let settings):
+            "postgres:\(settings.host.lowercased()):\(settings.port)/\(settings.database)/\(settings.schema)"
         }
     }
 

@@ -270,10 +270,14 @@ public struct Dispatcher: Sendable {
                 var headers = notification.headers
                 for (name, value) in template.headers.sorted(by: { $0.key < $1.key }) {
                     let rendered = try templates.template(for: value, kind: .text).render(properties)
-                    headers[name] = rendered.filter { $0 != "\r" && $0 != "\n" }
+                    // A value no HTTP stack can send fails this device now, as malformed, instead of on every retry.
+                    try NotificationHeaders.validate(value: rendered, name: name)
+                    headers[name] = rendered
                 }
                 if let expiry = template.expiry, headers["apns-expiration"] == nil {
-                    headers["ServiceBusNotification-Expiry"] = try templates.template(for: expiry, kind: .text).render(properties)
+                    let rendered = try templates.template(for: expiry, kind: .text).render(properties)
+                    try NotificationHeaders.validate(value: rendered, name: "ServiceBusNotification-Expiry")
+                    headers["ServiceBusNotification-Expiry"] = rendered
                 }
                 result.append(
                     Delivery(

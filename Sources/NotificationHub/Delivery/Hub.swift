@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import ServiceLifecycle
 import Synchronization
 
@@ -78,30 +79,33 @@ public final class Hub: Service, Sendable {
         }
     }
 
-    /// Checks an installation against the hub's rules and its platform's adapter.
+    /// Checks an installation against the hub's rules and its platform's adapter: the identifier policy for its id,
+    /// user and template names, the tag rules, and a limit on every tag it carries (its own and its templates').
     public func validate(_ installation: Installation) throws(HubError) {
-        let id = installation.installationID
-        if id.isEmpty || id.utf8.count > 256 || id.contains(where: { $0 == "}" || $0.isNewline || $0 == "/" }) {
-            throw HubError(
-                .invalidInstallation,
-                "installationId must be 1–256 characters without '/', '}' or line breaks")
-        }
-        if let user = installation.userID, user.isEmpty || user.utf8.count > 256 || user.contains("}") {
-            throw HubError(.invalidInstallation, "userId must be 1–256 characters without '}'")
-        }
-        try Tag.validate(installation.tags, limit: configuration.limits.tagsPerInstallation)
+        try Identifier.validate(installation.installationID, as: .installationID)
+        if let user = installation.userID { try Identifier.validate(user, as: .userID) }
+        let limit = configuration.limits.tagsPerInstallation
+        try Tag.validate(installation.tags, limit: limit)
         try configuration.adapters.validate(pushChannel: installation.pushChannel, platform: installation.platform)
         for (name, template) in installation.templates {
-            guard !name.isEmpty, name.utf8.count <= 200 else {
-                throw HubError(.invalidTemplate, "template names must be 1–200 characters")
-            }
+            try Identifier.validate(name, as: .templateName)
             do {
                 _ = try Template(parsing: template.body)
-                for value in template.headers.values { _ = try Template(parsing: value, kind: .text) }
-                try Tag.validate(template.tags, limit: configuration.limits.tagsPerInstallation)
+                for (header, value) in template.headers {
+                    try NotificationHeaders.validate(name: header)
+                    _ = try Template(parsing: value, kind: .text)
+                }
+                if let expiry = template.expiry { _ = try Template(parsing: expiry, kind: .text) }
+                try Tag.validate(template.tags, limit: limit)
             } catch {
                 throw HubError(error.code, "template '\(name)': \(error.message)")
             }
+        }
+        let distinct = installation.tags.count + Set(installation.templates.values.flatMap(\.tags)).subtracting(installation.tags).count
+        if distinct > limit {
+            throw HubError(
+                .tooManyTags,
+                "an installation may carry at most \(limit) distinct tags, its templates' tags included; \(distinct) were given")
         }
     }
 
@@ -242,16 +246,20 @@ public final class Hub: Service, Sendable {
                 while !Task.isCancelled && !Task.isShuttingDownGracefully {
                     // Claim as many due notifications as there is room for.
                     while inFlight.withLock({ $0 }) < limit, !Task.isShuttingDownGracefully {
-                        let claimed: DeliveryWork?
+                        let claim: Claim?
                         do {
-                            claimed = try await notifications.claim(
+                            claim = try await notifications.claim(
                                 owner: owner, leaseSeconds: self.leaseSeconds, now: clock.now(),
                                 partitions: configuration.delivery.partitions)
                         } catch {
                             logger.error("could not claim notifications", metadata: ["error": "\(error)"])
-                            claimed = nil
+                            claim = nil
                         }
-                        guard let claimed else { break }
+                        guard let claim else { break }
+                        guard case .work(let claimed) = claim else {
+                            if case .ended(let id, let reason) = claim { recordEnded(id: id, reason: reason, kind: "unreadable") }
+                            continue
+                        }
                         inFlight.withLock { $0 += 1 }
                         // A new notification's other partitions are ready for other workers right away.
                         if claimed.partition == 0 && claimed.cursor == nil { work.signal() }
@@ -320,6 +328,29 @@ public final class Hub: Service, Sendable {
         }
     }
 
+    /// Claims of one partition after which a fan-out that keeps failing (a crash, an error on every attempt) is
+    /// ended instead of retried forever. Leases handed back at shutdown do not count.
+    static let maximumClaims = 5
+
+    /// Logs and counts a notification the worker ended without delivering it.
+    func recordEnded(id: String, reason: String, kind: String) {
+        logger.error(
+            "notification ended without delivery",
+            metadata: ["notification.id": .string(id), "notification.endReason": .string(reason)])
+        Counter(label: "hub_notifications_failed_total", dimensions: [("reason", kind)]).increment()
+    }
+
+    /// Ends a notification and records why; a failure to record is logged (the lease then expires and the next
+    /// claim tries again).
+    func end(_ id: String, reason: String, kind: String) async {
+        do {
+            try await notifications.end(id: id, reason: reason, now: clock.now())
+            recordEnded(id: id, reason: reason, kind: kind)
+        } catch {
+            logger.error("could not end a notification", metadata: ["notification.id": .string(id), "error": "\(error)"])
+        }
+    }
+
     func process(_ work: DeliveryWork) async {
         let record = work.record
         let id = record.notification.id
@@ -327,6 +358,12 @@ public final class Hub: Service, Sendable {
         var logger = logger
         logger[metadataKey: "notification.id"] = .string(id)
         logger[metadataKey: "notification.partition"] = "\(partition)"
+        if work.claims > Self.maximumClaims {
+            await end(
+                id, reason: "partition \(partition) was claimed \(work.claims) times without finishing; ended so the queue moves on",
+                kind: "repeatedFailure")
+            return
+        }
         let started = clock.now()
         let summary: DispatchSummary
         do {
@@ -343,6 +380,9 @@ public final class Hub: Service, Sendable {
             if Task.isShuttingDownGracefully {
                 try? await notifications.releaseLease(id: id, partition: partition, owner: owner, now: clock.now())
                 logger.notice("fan-out stopped for shutdown; the next worker resumes it from its last checkpoint")
+            } else if let error = error as? HubError, ![.storageFailure, .conflict].contains(error.code) {
+                // The notification itself cannot be delivered (e.g. its template properties): retrying cannot help.
+                await end(id, reason: error.message, kind: "invalid")
             } else {
                 logger.error(
                     "fan-out stopped; it resumes from its last checkpoint when its lease expires",

@@ -132,3 +132,44 @@ extension String {
         return true
     }
 }
+
+extension NotificationHeaders {
+    /// Checks a header name: an HTTP token (RFC 9110 §5.6.2) of at most 256 characters.
+    public static func validate(name: String) throws(HubError) {
+        let ok = !name.isEmpty && name.utf8.count <= 256 && name.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            default:
+                "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            }
+        }
+        if !ok {
+            throw HubError(
+                .invalidNotification,
+                "header name '\(String(name.unicodeScalars.prefix(40).map { $0.isASCII && $0.value >= 0x20 ? Character($0) : "?" }))' is not an HTTP token; use letters, digits and ! # $ % & ' * + - . ^ _ ` | ~")
+        }
+    }
+
+    /// Checks a header value: no control character but horizontal tab (RFC 9110 §5.5), at most 8 KiB, so that every
+    /// platform's HTTP stack can send it as given.
+    public static func validate(value: String, name: String) throws(HubError) {
+        if value.utf8.count > 8192 {
+            throw HubError(.invalidNotification, "header '\(name)' is longer than 8192 bytes")
+        }
+        if let bad = value.unicodeScalars.first(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) {
+            throw HubError(
+                .invalidNotification,
+                "header '\(name)' holds the control character U+\(String(format: "%04X", bad.value)); header values may not contain control characters such as CR, LF or NUL")
+        }
+    }
+
+    /// Checks every name and value.
+    public func validate() throws(HubError) {
+        for pair in pairs {
+            try Self.validate(name: pair.name)
+            try Self.validate(value: pair.value, name: pair.name)
+        }
+    }
+}

@@ -45,12 +45,15 @@ public struct NotificationRecord: Sendable {
     public var endTime: Date?
     /// Outcome counts so far, per platform.
     public var summary: DispatchSummary
+    /// Why the notification ended without being delivered, when it did.
+    public var reason: String?
 
     /// Creates a record.
     public init(
         notification: Notification, state: NotificationState, enqueueTime: Date, scheduledTime: Date? = nil,
-        startTime: Date? = nil, endTime: Date? = nil, summary: DispatchSummary = DispatchSummary()
+        startTime: Date? = nil, endTime: Date? = nil, summary: DispatchSummary = DispatchSummary(), reason: String? = nil
     ) {
+        self.reason = reason
         self.notification = notification
         self.state = state
         self.enqueueTime = enqueueTime

@@ -11,7 +11,17 @@ public protocol NotificationStore: Sendable {
     /// whose lease expired (a crashed worker's), or else the next due notification, which is then split into
     /// `partitions` audience partitions (by installation position) and marked `Processing`; its first partition is
     /// the one returned. Other workers — on this node or others — take the remaining partitions.
-    func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int) async throws -> DeliveryWork?
+    ///
+    /// A notification whose stored row cannot be read is not returned: it is ended in state `Abandoned` with a reason
+    /// (``Claim/ended(id:reason:)``), so that one bad row never stops the queue.
+    func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int) async throws -> Claim?
+
+    /// Hands a partition's lease back at once, so that the next worker claims it and resumes after its last
+    /// checkpoint without waiting for the lease to run out. A handed-back claim does not count as a failed one.
+    func releaseLease(id: String, partition: Int, owner: String, now: Date) async throws
+
+    /// Ends a notification that cannot be delivered: state `Abandoned`, `reason` recorded, every partition done.
+    func end(id: String, reason: String, now: Date) async throws
 
     /// Extends the lease on a partition; returns `false` when the lease was lost.
     func renewLease(id: String, partition: Int, owner: String, leaseSeconds: Double, now: Date) async throws -> Bool
@@ -62,12 +72,15 @@ public struct DeliveryWork: Sendable {
     public var upperBound: InstallationCursor?
     /// Where the partition's last checkpoint left off.
     public var cursor: InstallationCursor?
+    /// How often the partition was claimed without being finished or handed back, this claim included.
+    public var claims: Int
 
     /// Creates a piece of work.
     public init(
         record: NotificationRecord, partition: Int, lowerBound: InstallationCursor?, upperBound: InstallationCursor?,
-        cursor: InstallationCursor?
+        cursor: InstallationCursor?, claims: Int = 1
     ) {
+        self.claims = claims
         self.record = record
         self.partition = partition
         self.lowerBound = lowerBound
@@ -96,10 +109,16 @@ public struct FeedbackPage: Sendable {
     }
 }
 
-extension NotificationStore {
-    /// Hands a partition's lease back at once (its lease is made already expired), so that the next worker claims it
-    /// and resumes after its last checkpoint without waiting for the lease to run out.
-    public func releaseLease(id: String, partition: Int, owner: String, now: Date) async throws {
-        _ = try await renewLease(id: id, partition: partition, owner: owner, leaseSeconds: -1, now: now)
+/// What a claim produced.
+public enum Claim: Sendable {
+    /// A partition to deliver.
+    case work(DeliveryWork)
+    /// A notification whose stored row could not be read; it was ended with this reason.
+    case ended(id: String, reason: String)
+
+    /// The work, if the claim produced some.
+    public var work: DeliveryWork? {
+        if case .work(let work) = self { return work }
+        return nil
     }
 }

@@ -6,8 +6,8 @@ public struct NotificationOverview: Sendable {
     public var id: String
     /// Its format.
     public var format: NotificationFormat
-    /// Whom it is for.
-    public var audience: Audience
+    /// Whom it is for; `nil` when the stored audience cannot be read (the notification then ends with a reason).
+    public var audience: Audience?
     /// Its state.
     public var state: NotificationState
     /// When it was accepted.
@@ -20,12 +20,16 @@ public struct NotificationOverview: Sendable {
     public var endTime: Date?
     /// Outcome counts so far, per platform.
     public var summary: DispatchSummary
+    /// Why it ended without being delivered, when it did.
+    public var reason: String?
 
     /// Creates an overview.
     public init(
-        id: String, format: NotificationFormat, audience: Audience, state: NotificationState, enqueueTime: Date,
-        scheduledTime: Date? = nil, startTime: Date? = nil, endTime: Date? = nil, summary: DispatchSummary = DispatchSummary()
+        id: String, format: NotificationFormat, audience: Audience?, state: NotificationState, enqueueTime: Date,
+        scheduledTime: Date? = nil, startTime: Date? = nil, endTime: Date? = nil, summary: DispatchSummary = DispatchSummary(),
+        reason: String? = nil
     ) {
+        self.reason = reason
         self.id = id
         self.format = format
         self.audience = audience
@@ -87,12 +91,14 @@ extension NotificationState {
 }
 
 extension SQLNotificationStore {
-    static let overviewColumns = "id, format, audience, state, enqueue_time, scheduled_time, start_time, end_time, counts"
+    static let overviewColumns =
+        "id, format, audience, state, enqueue_time, scheduled_time, start_time, end_time, counts, reason"
 
     /// Notifications newest first (by enqueue time, then id), after `cursor`.
     ///
     /// One index range per state (the `(state, enqueue_time)` index), merged: the newest page costs the same however
-    /// many notifications the store keeps.
+    /// many notifications the store keeps. A row whose audience or counts cannot be read is still listed (without
+    /// them), so one bad row never hides the others.
     public func recent(after cursor: RecentNotificationCursor?, limit: Int) async throws -> RecentNotificationPage {
         let limit = max(1, limit)
         var branches: [String] = []
@@ -119,12 +125,13 @@ extension SQLNotificationStore {
                 throw HubError(.storageFailure, "a stored notification row is incomplete")
             }
             return NotificationOverview(
-                id: id, format: NotificationFormat(format), audience: try Self.decodeAudience(row.string("audience") ?? "all"),
+                id: id, format: NotificationFormat(format), audience: try? Self.decodeAudience(row.string("audience") ?? "all"),
                 state: NotificationState(state), enqueueTime: Date(timeIntervalSince1970: row.double("enqueue_time") ?? 0),
                 scheduledTime: row.double("scheduled_time").map { Date(timeIntervalSince1970: $0) },
                 startTime: row.double("start_time").map { Date(timeIntervalSince1970: $0) },
                 endTime: row.double("end_time").map { Date(timeIntervalSince1970: $0) },
-                summary: try Self.decodeSummary(row.string("counts") ?? "{}"))
+                summary: (try? Self.decodeSummary(row.string("counts") ?? "{}")) ?? DispatchSummary(),
+                reason: row.string("reason"))
         }
         var next: RecentNotificationCursor?
         if rows.count > limit, let last = rows.prefix(limit).last, let id = last.string("id") {

@@ -27,7 +27,7 @@ public final class SQLNotificationStore: NotificationStore {
     }
 
     static let columns =
-        "id, format, body, headers, audience, state, enqueue_time, scheduled_time, start_time, end_time, counts"
+        "id, format, body, headers, audience, state, enqueue_time, scheduled_time, start_time, end_time, counts, reason"
 
     public func enqueue(_ notification: Notification, scheduledTime: Date?, idempotencyKey: String?) async throws -> String {
         let headers = String(decoding: try JSONEncoder().encode(notification.headers), as: UTF8.self)
@@ -91,30 +91,39 @@ public final class SQLNotificationStore: NotificationStore {
     var skipLocked: String { database.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : "" }
     var forUpdate: String { database.dialect == .postgres ? " FOR UPDATE" : "" }
 
-    public func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int) async throws -> DeliveryWork? {
+    public func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int) async throws -> Claim? {
         let time = now.timeIntervalSince1970
         let lease = time + leaseSeconds
         return try await database.transaction { connection in
             // A partition nobody holds: not started yet, or left by a worker whose lease expired.
             let open = try await connection.query(
                 """
-                UPDATE notification_partitions SET state = 'Processing', lease_owner = ?, lease_expires = ?
+                UPDATE notification_partitions SET state = 'Processing', lease_owner = ?, lease_expires = ?,
+                    claims = claims + 1
                 WHERE (notification_id, partition) IN (
                     SELECT notification_id, partition FROM notification_partitions
                     WHERE state = 'Pending' OR (state = 'Processing' AND lease_expires < ?)
                     ORDER BY notification_id, partition LIMIT 1\(skipLocked))
-                RETURNING notification_id, partition, lower_bound, upper_bound, cursor
+                RETURNING notification_id, partition, lower_bound, upper_bound, cursor, claims
                 """,
                 [.text(owner), .float(lease), .float(time)])
             if let row = open.first, let id = row.string("notification_id") {
                 let records = try await connection.query(
                     "SELECT \(Self.columns) FROM notifications WHERE id = ?", [.text(id)])
-                guard let record = try records.first.map(Self.decode) else { return nil }
-                return DeliveryWork(
-                    record: record, partition: row.int("partition") ?? 0,
-                    lowerBound: row.int64("lower_bound").map(InstallationCursor.init(position:)),
-                    upperBound: row.int64("upper_bound").map(InstallationCursor.init(position:)),
-                    cursor: row.int64("cursor").map(InstallationCursor.init(position:)))
+                let record: NotificationRecord
+                do {
+                    guard let first = records.first else { throw HubError(.storageFailure, "the notification row is missing") }
+                    record = try Self.decode(first)
+                } catch {
+                    return try await Self.end(id: id, reason: Self.unreadable(error), time: time, on: connection)
+                }
+                return .work(
+                    DeliveryWork(
+                        record: record, partition: row.int("partition") ?? 0,
+                        lowerBound: row.int64("lower_bound").map(InstallationCursor.init(position:)),
+                        upperBound: row.int64("upper_bound").map(InstallationCursor.init(position:)),
+                        cursor: row.int64("cursor").map(InstallationCursor.init(position:)),
+                        claims: row.int("claims") ?? 1))
             }
             // Otherwise the next due notification, split into partitions: a scheduled one whose time has come, else
             // the oldest enqueued one. Each is the first row of an index range, so a backlog costs nothing here.
@@ -133,7 +142,14 @@ public final class SQLNotificationStore: NotificationStore {
                     """,
                     [.float(time)] + binds)
             }
-            guard let record = try due.first.map(Self.decode) else { return nil }
+            guard let row = due.first else { return nil }
+            let record: NotificationRecord
+            do {
+                record = try Self.decode(row)
+            } catch {
+                guard let id = row.string("id") else { throw error }
+                return try await Self.end(id: id, reason: Self.unreadable(error), time: time, on: connection)
+            }
             var bounds: [(lower: Int64?, upper: Int64?)] = [(nil, nil)]
             if partitions > 1, case .handles = record.notification.audience {
                 // A direct send has no audience to split.
@@ -153,19 +169,60 @@ public final class SQLNotificationStore: NotificationStore {
                 _ = try await connection.query(
                     """
                     INSERT INTO notification_partitions
-                        (notification_id, partition, lower_bound, upper_bound, state, lease_owner, lease_expires)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                        (notification_id, partition, lower_bound, upper_bound, state, lease_owner, lease_expires, claims)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                     [
                         .text(record.notification.id), .integer(index),
                         bound.lower.map { .integer(Int($0)) } ?? .null, bound.upper.map { .integer(Int($0)) } ?? .null,
                         .text(index == 0 ? "Processing" : "Pending"), index == 0 ? .text(owner) : .null,
-                        index == 0 ? .float(lease) : .null,
+                        index == 0 ? .float(lease) : .null, .integer(index == 0 ? 1 : 0),
                     ])
             }
-            return DeliveryWork(
-                record: record, partition: 0, lowerBound: bounds[0].lower.map(InstallationCursor.init(position:)),
-                upperBound: bounds[0].upper.map(InstallationCursor.init(position:)), cursor: nil)
+            return .work(
+                DeliveryWork(
+                    record: record, partition: 0, lowerBound: bounds[0].lower.map(InstallationCursor.init(position:)),
+                    upperBound: bounds[0].upper.map(InstallationCursor.init(position:)), cursor: nil, claims: 1))
+        }
+    }
+
+    /// The reason recorded for a row that cannot be read (never its content).
+    static func unreadable(_ error: any Error) -> String {
+        let detail = (error as? HubError)?.message ?? "\(type(of: error))"
+        return "the stored notification cannot be read (\(detail)); it was not delivered"
+    }
+
+    /// Ends a notification inside a transaction: `Abandoned` with a reason, every partition done.
+    static func end(id: String, reason: String, time: Double, on connection: any SQLExecutor) async throws -> Claim {
+        _ = try await connection.query(
+            """
+            UPDATE notifications SET state = 'Abandoned', reason = ?, end_time = ?, start_time = COALESCE(start_time, ?)
+            WHERE id = ?
+            """,
+            [.text(reason), .float(time), .float(time), .text(id)])
+        _ = try await connection.query(
+            """
+            UPDATE notification_partitions SET state = 'Done', lease_owner = NULL, lease_expires = NULL
+            WHERE notification_id = ?
+            """,
+            [.text(id)])
+        return .ended(id: id, reason: reason)
+    }
+
+    public func end(id: String, reason: String, now: Date) async throws {
+        try await database.transaction { connection in
+            _ = try await Self.end(id: id, reason: reason, time: now.timeIntervalSince1970, on: connection)
+        }
+    }
+
+    public func releaseLease(id: String, partition: Int, owner: String, now: Date) async throws {
+        try await database.transaction { connection in
+            _ = try await connection.query(
+                """
+                UPDATE notification_partitions SET lease_expires = ?, claims = CASE WHEN claims > 0 THEN claims - 1 ELSE 0 END
+                WHERE notification_id = ? AND partition = ? AND lease_owner = ? AND state = 'Processing'
+                """,
+                [.float(now.timeIntervalSince1970 - 1), .text(id), .integer(partition), .text(owner)])
         }
     }
 
@@ -353,16 +410,18 @@ public final class SQLNotificationStore: NotificationStore {
         guard let id = row.string("id"), let format = row.string("format"),
             let state = row.string("state")
         else { throw HubError(.storageFailure, "a stored notification row is incomplete") }
+        // A missing audience is an unreadable row, never a broadcast.
+        guard let audience = row.string("audience") else { throw HubError(.storageFailure, "the stored audience is missing") }
         let headers = try JSONDecoder().decode(NotificationHeaders.self, from: Data((row.string("headers") ?? "[]").utf8))
         let enqueue = Date(timeIntervalSince1970: row.double("enqueue_time") ?? 0)
         let notification = Notification(
             id: id, format: NotificationFormat(format), body: row.blob("body") ?? ByteBuffer(),
-            headers: headers, audience: try decodeAudience(row.string("audience") ?? "all"), createdAt: enqueue)
+            headers: headers, audience: try decodeAudience(audience), createdAt: enqueue)
         return NotificationRecord(
             notification: notification, state: NotificationState(state), enqueueTime: enqueue,
             scheduledTime: row.double("scheduled_time").map { Date(timeIntervalSince1970: $0) },
             startTime: row.double("start_time").map { Date(timeIntervalSince1970: $0) },
             endTime: row.double("end_time").map { Date(timeIntervalSince1970: $0) },
-            summary: try decodeSummary(row.string("counts") ?? "{}"))
+            summary: try decodeSummary(row.string("counts") ?? "{}"), reason: row.string("reason"))
     }
 }

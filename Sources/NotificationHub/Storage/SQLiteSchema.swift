@@ -120,5 +120,13 @@ extension SQLiteHubDatabase {
                 // Claims take the oldest enqueued notification from the index instead of sorting the backlog.
                 "CREATE INDEX notifications_enqueued ON notifications(state, enqueue_time)"
             ]),
+        .init(
+            version: 8,
+            statements: [
+                // Why a notification ended without being delivered (a poison row, a fan-out that kept failing).
+                "ALTER TABLE notifications ADD COLUMN reason TEXT",
+                // How often a partition was claimed: one that keeps failing is ended instead of retried forever.
+                "ALTER TABLE notification_partitions ADD COLUMN claims INTEGER NOT NULL DEFAULT 0",
+            ]),
     ]
 }

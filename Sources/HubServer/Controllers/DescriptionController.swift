@@ -5,7 +5,13 @@ import NotificationHub
 
 /// `GET /{hub}/description` (Manage): what the hub is configured with and how its adapters are doing, without any
 /// secret (no key strings, no credentials, no database password).
-extension HubAPI {
+struct DescriptionController {
+    let api: HubAPI
+
+    func addRoutes(to routes: Routes) {
+        routes.on(.get, "description") { try await describe($0, $1) }
+    }
+
     /// The hub's description as the API reports it.
     struct HubDescription: Encodable {
         struct Adapter: Encodable {
@@ -17,9 +23,9 @@ extension HubAPI {
             /// For each platform, the native format its rendered templates are in.
             var templateFormats: [String: String]
             var maximumPayloadBytes: Int
-            /// `idle`, `delivering` or `failing`; see ``HubAPI/adapterState(outcomes:)``.
+            /// `idle`, `delivering` or `failing`; see ``DescriptionController/adapterState(outcomes:)``.
             var state: String
-            /// Outcome counts over the last ``HubAPI/recentSeconds`` seconds, in this process.
+            /// Outcome counts over the last ``DescriptionController/recentSeconds`` seconds, in this process.
             var recentOutcomes: [String: Int]
             var lastDeliveryTime: Date?
         }
@@ -100,9 +106,9 @@ extension HubAPI {
         return failing * 2 > total ? "failing" : "delivering"
     }
 
-    func describe(_ hub: Hub) -> HubDescription {
+    func description(of hub: Hub) -> HubDescription {
         let configuration = hub.configuration
-        let now = clock.now()
+        let now = api.clock.now()
         let recent = hub.deliveryRates.snapshot(endingAt: now, seconds: Self.recentSeconds, step: Self.recentSeconds)
         let adapters = configuration.adapters.adapters.map { adapter -> HubDescription.Adapter in
             let descriptor = adapter.descriptor
@@ -134,7 +140,7 @@ extension HubAPI {
         let limits = configuration.limits
         return HubDescription(
             name: hub.name,
-            configuration: .init(loadedAt: configurationLoadedAt),
+            configuration: .init(loadedAt: api.configurationLoadedAt),
             platforms: configuration.adapters.platforms.map(\.name),
             formats: configuration.adapters.formats.map(\.name),
             adapters: adapters,
@@ -148,7 +154,7 @@ extension HubAPI {
                 tagExpressionMaximumTags: limits.tagExpression.maximumTags,
                 tagExpressionMaximumTagsOrOnly: limits.tagExpression.maximumTagsOrOnly,
                 tagExpressionMaximumDepth: limits.tagExpression.maximumDepth,
-                maximumRequestBytes: maximumRequestBytes, testSendDevices: 10, batchSendDevices: 1000),
+                maximumRequestBytes: api.maximumRequestBytes, testSendDevices: 10, batchSendDevices: 1000),
             delivery: .init(
                 pageSize: delivery.pageSize, pagesInFlight: delivery.pagesInFlight, batchSize: delivery.batchSize,
                 concurrency: delivery.concurrency, parallelNotifications: delivery.parallelNotifications,
@@ -162,9 +168,9 @@ extension HubAPI {
             recentSeconds: Self.recentSeconds)
     }
 
-    func hubDescription(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let hub = try authorize(request, context, .manage)
-        var response = try json(describe(hub))
+    func describe(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.manage)
+        var response = try api.json(description(of: try context.requireHub()))
         response.headers[.cacheControl] = "no-store"
         return response
     }

@@ -5,13 +5,13 @@ import NotificationHub
 
 /// `GET /{hub}/messages?top=&continuationToken=` (Manage): the hub's notifications, newest first, with their state
 /// and outcome counts so far.
-extension HubAPI {
+extension MessagesController {
     struct RecentNotificationList: Encodable {
         struct Entry: Encodable {
             var notificationId: String
             var state: String
             var format: String
-            /// `all`, `tags`, or `direct`.
+            /// `all`, `tags`, `direct`, or `unknown` (a stored audience that cannot be read).
             var audience: String
             /// The tag expression (`tags`), or the platform and number of handles (`direct`).
             var tags: String?
@@ -22,31 +22,30 @@ extension HubAPI {
             var startTime: Date?
             var endTime: Date?
             var outcomeCounts: [String: [NotificationDetails.OutcomeCount]]
+            /// Why it ended without being delivered, when it did.
+            var reason: String?
         }
 
         var notifications: [Entry]
         var continuationToken: String?
     }
 
-    func recentNotifications(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let hub = try authorize(request, context, .manage)
-        let query = request.uri.queryParameters
-        var top = 50
-        if let text = query.get("top") {
-            guard let value = Int(text), (1...1000).contains(value) else {
-                throw APIError.badRequest("InvalidParameter", "top must be an integer from 1 to 1000")
-            }
-            top = value
-        }
+    func recent(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.manage)
+        let hub = try context.requireHub()
+        let top = try HubAPI.integer(request, "top", default: 50, in: 1...1000)
         var cursor: RecentNotificationCursor?
-        if let token = query.get("continuationToken"), !token.isEmpty { cursor = try RecentNotificationCursor(token: token) }
+        if let token = request.uri.queryParameters.get("continuationToken"), !token.isEmpty {
+            cursor = try RecentNotificationCursor(token: token)
+        }
         let page = try await hub.notifications.recent(after: cursor, limit: top)
         let entries = page.notifications.map { overview in
             var entry = RecentNotificationList.Entry(
                 notificationId: overview.id, state: overview.state.name, format: overview.format.name, audience: "all",
                 enqueueTime: overview.enqueueTime, scheduledTime: overview.scheduledTime, startTime: overview.startTime,
-                endTime: overview.endTime, outcomeCounts: [:])
+                endTime: overview.endTime, outcomeCounts: [:], reason: overview.reason)
             switch overview.audience {
+            case nil: entry.audience = "unknown"
             case .all: break
             case .tags(let expression):
                 entry.audience = "tags"
@@ -63,7 +62,7 @@ extension HubAPI {
             }
             return entry
         }
-        var response = try json(
+        var response = try api.json(
             RecentNotificationList(notifications: entries, continuationToken: page.next?.token),
             headers: page.next.map { [HTTPField.Name("x-ms-continuationtoken")!: $0.token] } ?? [:])
         response.headers[.cacheControl] = "no-store"

@@ -1,0 +1,73 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NotificationHub
+
+/// Authenticates every request to a hub's routes, in one place, before any handler runs and before any body is
+/// read: it resolves the hub the path names and proves the caller with a SharedAccessSignature token or, where the
+/// hub verifies device tokens, a bearer JWT. Handlers then check rights with ``HubRequestContext/require(_:)``.
+///
+/// An unknown hub is answered exactly as a token that is not valid for the request, so hub names and key names
+/// cannot be enumerated.
+struct HubAuthenticationMiddleware: RouterMiddleware {
+    typealias Context = HubRequestContext
+
+    let hubs: @Sendable (String) -> Hub?
+    let verifiers: @Sendable (String) -> DeviceTokenVerifier?
+    let clock: any WallClock
+
+    func handle(
+        _ request: Request, context: HubRequestContext,
+        next: (Request, HubRequestContext) async throws -> Response
+    ) async throws -> Response {
+        var context = context
+        let name = try APIPath.decode(context.parameters.require("hub"))
+        guard let header = request.headers[.authorization], !header.isEmpty else {
+            throw APIError.unauthorized("send an Authorization header: a SharedAccessSignature token (see `hub token`)")
+        }
+        let hub = hubs(name)
+        if header.count > 7, header.prefix(7).lowercased() == "bearer " {
+            guard let hub, let verifier = verifiers(hub.name) else {
+                throw Self.invalidBearer("bearer tokens are not accepted here; send a SharedAccessSignature token")
+            }
+            do {
+                let token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+                context.caller = .user(try await verifier.user(from: token, now: clock.now()))
+            } catch {
+                throw Self.invalidBearer(error.message)
+            }
+        } else {
+            let token = try SharedAccessSignature(header: header)
+            guard let hub else {
+                // Expiry is reported the same way for every hub; everything else is the one invalid answer.
+                guard token.expiry > Int(clock.now().timeIntervalSince1970) else {
+                    throw APIError.unauthorized("the token expired; create a new one")
+                }
+                throw SharedAccessSignature.invalid
+            }
+            let rights = try token.verify(
+                keys: hub.configuration.keys, hubName: hub.name, requestPath: request.uri.path, now: clock.now())
+            context.caller = .key(name: token.keyName, rights: rights)
+        }
+        context.hub = hub
+        return try await next(request, context)
+    }
+
+    /// 401 for a bearer token that is refused, with the `WWW-Authenticate` challenge of RFC 6750.
+    static func invalidBearer(_ message: String) -> APIError {
+        var error = APIError(.unauthorized, code: "InvalidToken", message: message)
+        error.headers[.wwwAuthenticate] = #"Bearer error="invalid_token""#
+        return error
+    }
+}
+
+/// Path segments as the hub reads them.
+enum APIPath {
+    /// A path parameter, percent-decoded; a malformed escape is a 400, never a second reading of the same id.
+    static func decode(_ raw: String) throws(APIError) -> String {
+        guard let value = raw.removingPercentEncoding else {
+            throw APIError.badRequest("InvalidPath", "the path holds a malformed percent-escape; encode '%' as %25")
+        }
+        return value
+    }
+}

@@ -1,0 +1,263 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NotificationHub
+
+/// `/{hub}/messages`: sends (to a tag expression, to everyone, directly to a handle, as a test, or as a direct batch),
+/// per-message telemetry and the feedback list. Everything needs Send.
+struct MessagesController {
+    let api: HubAPI
+
+    func addRoutes(to routes: Routes) {
+        routes.on(.post, "messages") { try await send($0, $1) }
+        routes.on(.get, "messages") { try await recent($0, $1) }
+        routes.on(.post, "messages/$batch") { try await batch($0, $1) }
+        routes.on(.get, "messages/{notificationId}") { try await details($0, $1) }
+        routes.on(.get, "messages/{notificationId}/feedback") { try await feedback($0, $1) }
+    }
+
+    func send(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.send)
+        let send = try SendRequest(request, context, body: try await api.body(request), clock: api.clock)
+        if request.uri.queryParameters.has("test") {
+            let results = try await send.hub.testSend(send.notification)
+            let outcome = TestSendOutcome(results)
+            if HubAPI.wantsXML(request) { return HubAPI.xml(outcome.xml(), status: .created) }
+            return try api.json(outcome, status: .created)
+        }
+        return try await send.accept(request, scheduleTime: nil)
+    }
+
+    /// `POST /{hub}/messages/$batch?direct`: one notification to up to 1000 device handles, as a multipart/mixed
+    /// body with a `notification` part (the payload) and a `devices` part (a JSON array of handles).
+    func batch(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.send)
+        let hub = try context.requireHub()
+        guard request.uri.queryParameters.has("direct") else {
+            throw APIError.badRequest("InvalidParameter", "a $batch send must be direct: add ?direct")
+        }
+        guard let contentType = request.headers[.contentType] else {
+            throw APIError.badRequest("InvalidBatch", "send a multipart/mixed body with a boundary")
+        }
+        let buffer = try await api.body(request, limit: api.maximumBatchRequestBytes)
+        let format = try SendRequest.format(request, hub: hub)
+        let parts = try BatchMultipart.parse(buffer, contentType: contentType)
+        let platform = try SendRequest.directPlatform(format, hub: hub)
+        var handles: [PushChannel] = []
+        for handle in parts.devices {
+            do {
+                try hub.configuration.adapters.validate(pushChannel: .handle(handle), platform: platform)
+            } catch {
+                throw APIError(.badRequest, code: error.code.rawValue, message: "device handle #\(handles.count + 1): \(error.message)")
+            }
+            handles.append(.handle(handle))
+        }
+        var headers = try SendRequest.passthroughHeaders(request)
+        headers["Content-Type"] = parts.contentType
+        let notification = Notification(
+            format: format, body: parts.notification, headers: headers, audience: .handles(platform, handles),
+            createdAt: api.clock.now())
+        return try await SendRequest(hub: hub, notification: notification).accept(request, scheduleTime: nil)
+    }
+
+    /// The notification id of the path: 32 hexadecimal digits, as the hub issues them.
+    static func notificationID(_ context: HubRequestContext) throws -> String {
+        let id = try APIPath.decode(context.parameters.require("notificationId"))
+        guard id.utf8.count == 32, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw APIError(.notFound, code: "NotificationNotFound", message: "there is no notification with this id; ids are 32 lower-case hexadecimal digits")
+        }
+        return id
+    }
+
+    func details(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.send)
+        let hub = try context.requireHub()
+        let id = try Self.notificationID(context)
+        guard let record = try await hub.notifications.record(id: id) else {
+            throw APIError(.notFound, code: "NotificationNotFound", message: "notification '\(id)' does not exist")
+        }
+        let details = NotificationDetails(
+            record: record, location: "\(HubAPI.origin(of: request))/\(hub.name)/messages/\(id)",
+            targetPlatforms: hub.configuration.adapters.platforms(for: record.notification.format))
+        if HubAPI.wantsXML(request) { return HubAPI.xml(details.xml(), status: .ok) }
+        return try api.json(details)
+    }
+
+    struct FeedbackList: Encodable {
+        struct Entry: Encodable {
+            var time: String
+            var platform: String
+            var outcome: String
+            var reason: String?
+            var installationId: String?
+            var pnsHandle: String
+        }
+
+        var failures: [Entry]
+        var continuationToken: String?
+    }
+
+    /// `GET /{hub}/messages/{id}/feedback`: the devices a notification failed to reach, pageable.
+    func feedback(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.send)
+        let hub = try context.requireHub()
+        let id = try Self.notificationID(context)
+        guard try await hub.notifications.record(id: id) != nil else {
+            throw APIError(.notFound, code: "NotificationNotFound", message: "notification '\(id)' does not exist")
+        }
+        let top = try HubAPI.integer(request, "top", default: 1000, in: 1...10_000)
+        var cursor: Int64?
+        if let token = request.uri.queryParameters.get("continuationToken"), !token.isEmpty {
+            guard let value = Int64(token, radix: 36), value >= 0 else {
+                throw APIError.badRequest("InvalidContinuationToken", "continuationToken is not one this hub returned")
+            }
+            cursor = value
+        }
+        let page = try await hub.notifications.failures(id: id, after: cursor, limit: top)
+        let list = FeedbackList(
+            failures: page.failures.map {
+                .init(
+                    time: HubDateFormat.string(from: $0.time), platform: $0.platform.name, outcome: $0.outcome.name,
+                    reason: $0.reason, installationId: $0.installationID, pnsHandle: $0.handle)
+            },
+            continuationToken: page.next.map { String($0, radix: 36) })
+        return try api.json(list)
+    }
+}
+
+/// `/{hub}/schedulednotifications`: sends held until `ServiceBusNotification-ScheduleTime`, and their cancellation.
+struct ScheduledNotificationsController {
+    let api: HubAPI
+
+    func addRoutes(to routes: Routes) {
+        routes.on(.post, "schedulednotifications") { try await schedule($0, $1) }
+        routes.on(.delete, "schedulednotifications/{notificationId}") { try await cancel($0, $1) }
+    }
+
+    func schedule(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.send)
+        let send = try SendRequest(request, context, body: try await api.body(request), clock: api.clock)
+        if request.uri.queryParameters.has("test") {
+            throw APIError.badRequest("InvalidParameter", "a scheduled send cannot be a test send")
+        }
+        guard let text = request.headers[HTTPField.Name("ServiceBusNotification-ScheduleTime")!],
+            let time = HubDateFormat.date(from: text)
+        else {
+            throw APIError.badRequest(
+                "InvalidScheduleTime",
+                "set ServiceBusNotification-ScheduleTime to an ISO 8601 time such as 2026-12-01T09:00:00Z")
+        }
+        return try await send.accept(request, scheduleTime: time)
+    }
+
+    func cancel(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.send)
+        let hub = try context.requireHub()
+        let id = try MessagesController.notificationID(context)
+        guard try await hub.notifications.cancel(id: id, now: api.clock.now()) else {
+            throw APIError(
+                .notFound, code: "NotificationNotFound", message: "no scheduled notification '\(id)' is waiting to start")
+        }
+        return Response(status: .ok)
+    }
+}
+
+/// A send request read from its headers and body: the hub, and the notification it asks for.
+struct SendRequest {
+    var hub: Hub
+    var notification: NotificationHub.Notification
+
+    init(hub: Hub, notification: NotificationHub.Notification) {
+        self.hub = hub
+        self.notification = notification
+    }
+
+    /// Request headers that are not passed through to platforms.
+    static let reservedHeaders: Set<String> = [
+        "authorization", "host", "content-length", "connection", "user-agent", "accept", "accept-encoding",
+        "accept-language", "transfer-encoding", "expect", "te", "keep-alive", "idempotency-key",
+    ]
+
+    /// Reads a send: format, passthrough headers and audience (`?direct` with a handle, a tag expression, or, with
+    /// no tags header at all, everyone). A tags header that is present but blank is a 400: a broadcast is never the
+    /// result of an empty value.
+    init(_ request: Request, _ context: HubRequestContext, body: ByteBuffer, clock: any WallClock) throws {
+        let hub = try context.requireHub()
+        let format = try Self.format(request, hub: hub)
+        let headers = try Self.passthroughHeaders(request)
+        let audience: Audience
+        if request.uri.queryParameters.has("direct") {
+            guard let handle = request.headers[HTTPField.Name("ServiceBusNotification-DeviceHandle")!], !handle.isEmpty else {
+                throw APIError.badRequest("MissingDeviceHandle", "a direct send needs the ServiceBusNotification-DeviceHandle header")
+            }
+            let platform = try Self.directPlatform(format, hub: hub)
+            try hub.configuration.adapters.validate(pushChannel: .handle(handle), platform: platform)
+            audience = .handles(platform, [.handle(handle)])
+        } else if let tags = request.headers[HTTPField.Name("ServiceBusNotification-Tags")!] {
+            guard !tags.allSatisfy(\.isWhitespace) else {
+                throw APIError.badRequest(
+                    "InvalidTagExpression",
+                    "ServiceBusNotification-Tags is blank; give a tag expression, or leave the header out to send to every device")
+            }
+            audience = .tags(try hub.parseExpression(tags))
+        } else {
+            audience = .all
+        }
+        self.init(
+            hub: hub,
+            notification: Notification(format: format, body: body, headers: headers, audience: audience, createdAt: clock.now()))
+    }
+
+    /// The send's format from `ServiceBusNotification-Format`.
+    static func format(_ request: Request, hub: Hub) throws -> NotificationFormat {
+        let formatName = request.headers[HTTPField.Name("ServiceBusNotification-Format")!]
+        guard let formatName, !formatName.isEmpty else {
+            throw APIError.badRequest(
+                "MissingFormat",
+                "set the ServiceBusNotification-Format header to one of: \(hub.configuration.adapters.formats.map(\.name).joined(separator: ", "))")
+        }
+        let format = NotificationFormat(formatName)
+        try hub.configuration.adapters.checkFormat(format)
+        return format
+    }
+
+    /// The request headers that travel with the notification to the platform.
+    static func passthroughHeaders(_ request: Request) throws -> NotificationHeaders {
+        var headers = NotificationHeaders()
+        for field in request.headers {
+            let name = field.name.canonicalName
+            if reservedHeaders.contains(name) || name.hasPrefix("servicebusnotification-") || name.hasPrefix("x-ms-") {
+                continue
+            }
+            headers[field.name.rawName] = field.value
+        }
+        return headers
+    }
+
+    /// The platform a direct send in `format` goes to.
+    static func directPlatform(_ format: NotificationFormat, hub: Hub) throws -> Platform {
+        guard format != .template, let platform = hub.configuration.adapters.directPlatform(for: format) else {
+            throw APIError.badRequest("InvalidFormat", "a direct send needs a native format, not '\(format)'")
+        }
+        return platform
+    }
+
+    /// Enqueues the notification (honouring `Idempotency-Key`) and answers 201 with its location.
+    func accept(_ request: Request, scheduleTime: Date?) async throws -> Response {
+        let idempotencyKey = request.headers[HTTPField.Name("Idempotency-Key")!]
+        if let idempotencyKey,
+            idempotencyKey.isEmpty || idempotencyKey.utf8.count > 200
+                || !idempotencyKey.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+        {
+            throw APIError.badRequest("InvalidIdempotencyKey", "Idempotency-Key must be 1–200 visible ASCII characters")
+        }
+        let id = try await hub.enqueue(
+            notification, scheduledTime: scheduleTime, idempotencyKey: idempotencyKey.map { "\(hub.name)/\($0)" })
+        let collection = scheduleTime == nil ? "messages" : "schedulednotifications"
+        let location = "\(HubAPI.origin(of: request))/\(hub.name)/\(collection)/\(id)"
+        return Response(
+            status: .created,
+            headers: [.location: location, HTTPField.Name("TrackingId")!: id, .contentLength: "0"])
+    }
+}
