@@ -955,7 +955,7 @@ async function send(event) {
   const result = $('send-result');
   const outcomes = $('send-outcomes');
   try {
-    const response = await api('POST', '/messages', { query: test ? { test: '' } : undefined, headers, body: form.elements.body.value });
+    const response = await api('POST', '/messages', { query: test ? { test: 'true' } : undefined, headers, body: form.elements.body.value });
     result.hidden = false;
     if (test) {
       const data = response.data;
@@ -1134,7 +1134,7 @@ async function renderRates() {
   const [seconds, step] = $('rates-window').value.split(':').map(Number);
   const { data } = await api('GET', '/rates', { query: { seconds, step } });
   const chart = $('rates-chart');
-  const width = Math.max(320, Math.round(chart.clientWidth || 960));
+  const width = Math.max(320, Math.round(chart.getBoundingClientRect().width || 960));
   const height = 320;
   const margin = { left: 56, right: 16, top: 16, bottom: 28 };
   const plotWidth = width - margin.left - margin.right;
