@@ -76,7 +76,9 @@ import Testing
         var port: Int?
         _ = try await waitUntil(timeout: .seconds(120)) {
             let log = (try? String(contentsOfFile: hub.logPath, encoding: .utf8)) ?? ""
-            if let match = log.firstMatch(of: /hub is listening.*server\.address=\S*?:(\d+)/) { port = Int(match.1) }
+            for line in log.split(separator: "\n") where line.contains("hub is listening") {
+                if let match = line.firstMatch(of: /server\.address=\S*:(\d+)/) { port = Int(match.1) }
+            }
             return port != nil
         }
         return try #require(port, "the hub did not start: \(hub.logTail())")

@@ -288,6 +288,7 @@ h1 { font-size: 1.45rem; margin: 0 0 0.9rem; }
 h1:focus { outline: none; }
 h2 { font-size: 1.05rem; margin: 1.5rem 0 0.5rem; }
 .hint { color: var(--muted); font-size: 0.92rem; }
+label .hint { font-weight: 400; }
 .or { color: var(--muted); margin: 0.6rem 0 0; font-size: 0.9rem; }
 code, pre, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu Sans Mono", monospace; font-size: 0.88em; }
 pre {
