@@ -20,6 +20,7 @@ import Testing
     static let campaignDevices = 6000
     static let unregistered = [17, 2500, 5999]
     static let hostileID = "<img src=x onerror=alert(1)>"
+    static let aliceToken = EmulatedAPNs.deviceToken(900_001)
 
     static var outputDirectory: String {
         let root = ProcessInfo.processInfo.environment["HUB_TEST_OUTPUT"].flatMap { $0.isEmpty ? nil : $0 }
@@ -116,8 +117,7 @@ import Testing
         let base = "http://127.0.0.1:\(try await Self.port(of: hub))"
 
         // Alice's phone registers through the API; so does an installation whose id is markup.
-        let aliceToken = EmulatedAPNs.deviceToken(900_001)
-        try await Self.register(base: base, id: "phone-alice", token: aliceToken, tags: ["username:alice", "beta"])
+        try await Self.register(base: base, id: "phone-alice", token: Self.aliceToken, tags: ["username:alice", "beta"])
         try await Self.register(base: base, id: Self.hostileID, token: EmulatedAPNs.deviceToken(900_002), tags: ["username:alice"])
 
         let browser = try await WebDriver.start(tools: tools, directory: directory)
@@ -165,7 +165,7 @@ import Testing
 
         try await browser.click("#installations-table a[href='#/installations/phone-alice']")
         try await browser.waitForText("#installation-title", "Installation phone-alice")
-        try await browser.waitForText("#installation-facts", aliceToken)
+        try await browser.waitForText("#installation-facts", Self.aliceToken)
         #expect(try await browser.text("#installation-facts").contains("beta"))
         try await browser.screenshot(to: output + "/04-installation.png")
 
@@ -177,9 +177,9 @@ import Testing
         try await browser.click("#send-submit")
         try await browser.waitForText("#send-outcomes", "Success")
         let outcome = try await browser.text("#send-outcomes tbody")
-        #expect(outcome.contains("phone-alice") && outcome.contains(aliceToken))
+        #expect(outcome.contains("phone-alice") && outcome.contains(Self.aliceToken))
         #expect(try await browser.text("#send-result-summary").hasPrefix("1 succeeded, 0 failed"))
-        #expect(apns.emulator.received.contains { $0.deviceToken == aliceToken })
+        #expect(apns.emulator.received.contains { $0.deviceToken == Self.aliceToken })
         try await browser.screenshot(to: output + "/05-test-send.png")
 
         // A fan-out to the campaign, followed from the link the send page gives.

@@ -17,7 +17,7 @@ import Testing
 
     @Test(arguments: ["/demo/description", "/demo/messages", "/demo/rates"])
     func onlyManageKeysMayRead(path: String) async throws {
-        try await APITestHarness.run { api in
+        try await APITestHarness.run { api async throws in
             #expect(try await api.request(.get, path, key: nil).status == .unauthorized)
             #expect(try await api.request(.get, path, key: "listen").status == .forbidden)
             #expect(try await api.request(.get, path, key: "send").status == .forbidden)

@@ -19,8 +19,8 @@ import Testing
         }
     }
 
-    func notification(_ id: String, at offset: TimeInterval, audience: Audience = .all) -> Notification {
-        Notification(id: id, format: .apple, body: #"{"aps":{}}"#, audience: audience, createdAt: Self.start + offset)
+    func notification(_ id: String, at offset: TimeInterval, audience: Audience = .all) -> NotificationHub.Notification {
+        NotificationHub.Notification(id: id, format: .apple, body: #"{"aps":{}}"#, audience: audience, createdAt: Self.start + offset)
     }
 
     @Test(arguments: TestBackend.all)
