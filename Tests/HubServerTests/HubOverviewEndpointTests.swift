@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func theDescriptionNamesKeysAndAdaptersButNoSecret() async throws {
-        let clock = ManualWallClock()
+        let clock = ManualWallClock(Date())
         try await APITestHarness.run(clock: clock) { api in
             let response = try await api.request(.get, "/demo/description")
             #expect(response.status == .ok)
@@ -116,7 +116,7 @@ import Testing
     }
 
     @Test func ratesReportCommittedDeliveriesPerSecondByPlatformAndOutcome() async throws {
-        let clock = ManualWallClock()
+        let clock = ManualWallClock(Date())
         try await APITestHarness.run(clock: clock) { api in
             let empty = try #require(try await api.request(.get, "/demo/rates").json)
             #expect(empty["seconds"] as? Int == 3600 && empty["step"] as? Int == 1)
