@@ -156,7 +156,11 @@ final class WebDriver: Sendable {
     func element(_ selector: String, timeout: Duration = .seconds(60)) async throws -> String {
         let deadline = ContinuousClock.now + timeout
         while true {
-            if let element = try await find(selector), try await isDisplayed(element) { return element }
+            do {
+                if let element = try await find(selector), try await isDisplayed(element) { return element }
+            } catch let failure as Failure where failure.description.contains("stale element reference") {
+                // The page replaced the element between the two commands: look again.
+            }
             guard ContinuousClock.now < deadline else { throw Failure(description: "no visible element matches \(selector)") }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -178,10 +182,10 @@ final class WebDriver: Sendable {
         try await command(.POST, "/element/\(element)/value", ["text": text])
     }
 
-    /// The visible text of the first element matching `selector` (empty when there is none).
+    /// The rendered text of the first element matching `selector` (empty when there is none), read in one step so
+    /// that a page re-rendering it in between cannot leave a stale reference.
     func text(_ selector: String) async throws -> String {
-        guard let element = try await find(selector) else { return "" }
-        return try await command(.GET, "/element/\(element)/text") as? String ?? ""
+        try await script("return document.querySelector(arguments[0])?.innerText ?? ''", [selector]) as? String ?? ""
     }
 
     /// Runs a script in the page and returns its result.

@@ -210,7 +210,8 @@ extension ConsoleAssets {
       <div>
         <label for="rates-window">Window</label>
         <select id="rates-window" name="window">
-          <option value="300:1">Last 5 minutes, per second</option>
+          <option value="60:1">Last minute, per second</option>
+          <option value="300:5">Last 5 minutes, per 5 seconds</option>
           <option value="3600:10" selected>Last hour, per 10 seconds</option>
         </select>
       </div>
@@ -980,7 +981,7 @@ async function send(event) {
         'Notification ', h('code', {}, id), ' is queued for delivery. ',
         h('a', { href: `#/notifications/${encodeURIComponent(id)}`, id: 'send-result-link' }, 'Watch its delivery'), '.');
     }
-    $('send-result-title').focus?.();
+    result.scrollIntoView({ block: 'nearest' });
   } catch (error) {
     result.hidden = true;
     showAlert(describeError(error));

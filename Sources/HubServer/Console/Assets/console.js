@@ -567,7 +567,7 @@ async function send(event) {
         'Notification ', h('code', {}, id), ' is queued for delivery. ',
         h('a', { href: `#/notifications/${encodeURIComponent(id)}`, id: 'send-result-link' }, 'Watch its delivery'), '.');
     }
-    $('send-result-title').focus?.();
+    result.scrollIntoView({ block: 'nearest' });
   } catch (error) {
     result.hidden = true;
     showAlert(describeError(error));
