@@ -25,6 +25,10 @@ import Synchronization
 /// | POST, DELETE | `/{hub}/schedulednotifications[/{id}]` | Send |
 /// | POST | `/{hub}/securenotifications` | Send |
 /// | GET | `/{hub}/securenotifications/{id}` | the app's bearer JWT |
+/// | POST | `/{hub}/registrationIDs`, `/{hub}/registrations` | Listen |
+/// | PUT, GET, DELETE | `/{hub}/registrations/{id}` | Listen |
+/// | GET | `/{hub}/registrations?$filter=…` | Listen |
+/// | GET | `/{hub}/registrations`, `/{hub}/tags/{tag}/registrations` | Manage |
 ///
 /// Plus `/healthz`, `/metrics`, `/openapi.yaml`, and the admin console at `/console` when ``console`` is on (see
 /// ``ConsoleController``). Every hub route is authenticated by
@@ -103,6 +107,7 @@ public struct HubAPI: Sendable {
         MessagesController(api: self).addRoutes(to: hubRoutes)
         ScheduledNotificationsController(api: self).addRoutes(to: hubRoutes)
         SecureNotificationsController(api: self).addRoutes(to: hubRoutes)
+        RegistrationsController(api: self).addRoutes(to: hubRoutes)
         DescriptionController(api: self).addRoutes(to: hubRoutes)
         RatesController(api: self).addRoutes(to: hubRoutes)
         if console { ConsoleController<HubRequestContext>().addRoutes(to: router) }

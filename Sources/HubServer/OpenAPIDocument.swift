@@ -36,6 +36,20 @@ components:
       in: path
       required: true
       schema: {type: string}
+    registrationId:
+      name: registrationId
+      in: path
+      required: true
+      schema: {type: string}
+    top:
+      name: $top
+      in: query
+      schema: {type: integer, minimum: 1, maximum: 1000, default: 100}
+    registrationContinuationToken:
+      name: continuationtoken
+      in: query
+      description: The x-ms-continuationtoken of the previous page (any case of the name).
+      schema: {type: string}
     apiVersion:
       name: api-version
       in: query
@@ -89,6 +103,14 @@ components:
         op: {type: string, enum: [add, remove, replace]}
         path: {type: string}
         value: {}
+    RegistrationEntry:
+      type: string
+      description: >-
+        An Atom <entry> whose <content type="application/xml"> holds one description: Apple, Gcm, FcmV1, Windows or
+        Browser RegistrationDescription or TemplateRegistrationDescription (docs/registrations.md).
+      example: >-
+        <entry xmlns="http://www.w3.org/2005/Atom"><content type="application/xml"><AppleRegistrationDescription
+        xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect"><Tags>a,b</Tags><DeviceToken>0F1E</DeviceToken></AppleRegistrationDescription></content></entry>
     NotificationOutcome:
       type: object
       properties:
@@ -194,6 +216,13 @@ components:
         feedbackWebhook: {type: boolean}
         recentSeconds: {type: integer}
   responses:
+    RegistrationFeed:
+      description: "An Atom feed of registrations; x-ms-continuationtoken names the next page."
+      headers:
+        x-ms-continuationtoken: {schema: {type: string}}
+      content:
+        application/atom+xml:
+          schema: {type: string, description: "<feed> of <entry> elements, each as RegistrationEntry"}
     Error:
       description: A precise error.
       content:
@@ -519,5 +548,133 @@ paths:
                   createdAt: {type: string, format: date-time}
         "401": {$ref: "#/components/responses/Error"}
         "404": {$ref: "#/components/responses/Error"}
+  /{hub}/registrationIDs:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - $ref: "#/components/parameters/apiVersion"
+    post:
+      summary: Issue a new registration id without storing anything (Listen).
+      responses:
+        "201":
+          description: "The id is the last segment of Location: .../{hub}/registrationids/{id}."
+          headers:
+            Location: {schema: {type: string}}
+            Content-Location: {schema: {type: string}}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+  /{hub}/registrationids:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - $ref: "#/components/parameters/apiVersion"
+    post:
+      summary: The same as /{hub}/registrationIDs, spelled as the .NET SDK sends it (Listen).
+      responses:
+        "201":
+          description: "The id is the last segment of Location."
+          headers:
+            Location: {schema: {type: string}}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+  /{hub}/registrations:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - $ref: "#/components/parameters/apiVersion"
+    post:
+      summary: Create a registration under a new id (Listen). See docs/registrations.md for the descriptions.
+      requestBody:
+        required: true
+        content:
+          application/atom+xml: {schema: {$ref: "#/components/schemas/RegistrationEntry"}}
+      responses:
+        "200":
+          description: The stored registration.
+          headers:
+            ETag: {schema: {type: string}, description: 'Weak ETag, W/"1"'}
+            Content-Location: {schema: {type: string}}
+          content:
+            application/atom+xml: {schema: {$ref: "#/components/schemas/RegistrationEntry"}}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "409": {$ref: "#/components/responses/Error"}
+        "413": {$ref: "#/components/responses/Error"}
+    get:
+      summary: >-
+        List registrations, including read-only projections of installations. With $filter (the registrations of one
+        handle) Listen suffices; without, Manage is needed.
+      parameters:
+        - name: $filter
+          in: query
+          schema: {type: string}
+          description: "ChannelUri eq '...', DeviceToken eq '...', GcmRegistrationId eq '...' or FcmV1RegistrationId eq '...'"
+        - $ref: "#/components/parameters/top"
+        - $ref: "#/components/parameters/registrationContinuationToken"
+      responses:
+        "200": {$ref: "#/components/responses/RegistrationFeed"}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+  /{hub}/registrations/{registrationId}:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - $ref: "#/components/parameters/registrationId"
+      - $ref: "#/components/parameters/apiVersion"
+    put:
+      summary: Create or replace a registration (Listen); with If-Match, only if its ETag matches (or * for any).
+      parameters:
+        - {name: If-Match, in: header, schema: {type: string}, description: 'An ETag such as "3" or W/"3", or *'}
+      requestBody:
+        required: true
+        content:
+          application/atom+xml: {schema: {$ref: "#/components/schemas/RegistrationEntry"}}
+      responses:
+        "200":
+          description: The stored registration.
+          headers:
+            ETag: {schema: {type: string}}
+          content:
+            application/atom+xml: {schema: {$ref: "#/components/schemas/RegistrationEntry"}}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+        "409": {$ref: "#/components/responses/Error"}
+        "412": {$ref: "#/components/responses/Error"}
+    get:
+      summary: Read a registration or an installation's projection (Listen).
+      responses:
+        "200":
+          description: The registration.
+          headers:
+            ETag: {schema: {type: string}}
+          content:
+            application/atom+xml: {schema: {$ref: "#/components/schemas/RegistrationEntry"}}
+        "401": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+    delete:
+      summary: Delete a registration (Listen); with If-Match, only if its ETag matches.
+      parameters:
+        - {name: If-Match, in: header, schema: {type: string}}
+      responses:
+        "200": {description: Deleted.}
+        "401": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+        "409": {$ref: "#/components/responses/Error"}
+        "412": {$ref: "#/components/responses/Error"}
+  /{hub}/tags/{tag}/registrations:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - {name: tag, in: path, required: true, schema: {type: string}}
+      - $ref: "#/components/parameters/apiVersion"
+    get:
+      summary: List the registrations carrying a tag, including projections of installations (Manage).
+      parameters:
+        - $ref: "#/components/parameters/top"
+        - $ref: "#/components/parameters/registrationContinuationToken"
+      responses:
+        "200": {$ref: "#/components/responses/RegistrationFeed"}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
 """#
 }

@@ -100,9 +100,12 @@ public struct SharedAccessSignature: Sendable, Hashable {
     /// Whether a signed resource (as sent in `sr`, still URL-encoded) covers a request path of hub `hubName`.
     static func covers(signedResource: String, hubName: String, requestPath: String) -> Bool {
         guard let decoded = signedResource.removingPercentEncoding,
-            let signed = segments(of: path(of: decoded)), let first = signed.first,
-            let request = segments(of: requestPath)
+            let signed = segments(of: path(of: decoded)), let first = signed.first
         else { return false }
+        // The request's own segments are taken as they come (a malformed one is the handler's 400 to give).
+        let request = requestPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
+            $0.removingPercentEncoding ?? String($0)
+        }
         guard first.lowercased() == hubName.lowercased(), signed.count <= request.count,
             request.first?.lowercased() == hubName.lowercased()
         else { return false }

@@ -9,9 +9,10 @@ import Synchronization
 /// - A new connection must send a complete request head within ``Settings/requestHeaderTimeout``; a request's body
 ///   must arrive within ``Settings/requestBodyTimeout`` of its head; a keep-alive connection with no request in
 ///   progress is closed after ``Settings/idleTimeout``.
-/// - At most ``Settings/maximumConnections`` are open. At the limit a new connection takes the place of the
-///   connection that has waited longest for a request head (idle keep-alive or slow header); when every connection
-///   is busy with a request, the new one is closed at once. Established connections keep working at the limit.
+/// - At most ``Settings/maximumConnections`` are open. At the limit a new connection takes the place of another:
+///   first the oldest socket that never sent a whole request, then the oldest slow request body, then the
+///   longest-idle keep-alive connection. A connection whose request the hub is answering is never evicted, so
+///   established clients keep working; when every connection is being answered, the new one is closed at once.
 public final class ConnectionGuard: Sendable {
     /// The limits.
     public struct Settings: Sendable, Hashable {
@@ -36,11 +37,31 @@ public final class ConnectionGuard: Sendable {
         }
     }
 
+    /// Where a connection is in its life, as the guard ranks it for eviction.
+    enum Phase {
+        /// Waiting for a request head since the deadline; `served` once it has been answered at least once.
+        case awaitingHead(since: NIODeadline, served: Bool)
+        /// Reading a request body since the deadline.
+        case readingBody(since: NIODeadline)
+        /// A whole request was read; the hub is answering it. Never evicted.
+        case processing
+    }
+
     /// One open connection as the guard sees it.
     struct Entry {
         var channel: any Channel
-        /// When it started waiting for a request head, or `nil` while a request is in progress.
-        var waitingSince: NIODeadline?
+        var phase: Phase
+
+        /// Eviction rank (lower goes first) and age, or `nil` when the connection must not be evicted: sockets that
+        /// never sent a whole request, then slow request bodies, then idle keep-alive connections.
+        var evictionOrder: (rank: Int, since: NIODeadline)? {
+            switch phase {
+            case .awaitingHead(let since, false): (0, since)
+            case .readingBody(let since): (1, since)
+            case .awaitingHead(let since, true): (2, since)
+            case .processing: nil
+            }
+        }
     }
 
     struct State {
@@ -65,33 +86,36 @@ public final class ConnectionGuard: Sendable {
     /// A handler for one new connection, to add to its pipeline after HTTP decoding.
     public func makeHandler() -> Handler { Handler(guard: self) }
 
-    /// Registers a connection; returns its number, or `nil` when it must be closed because the server is full of
-    /// busy connections. Evicts the longest-waiting idle connection when full.
+    /// Registers a connection; returns its number, or `nil` when it must be closed because every connection is
+    /// answering a request. When full, evicts the connection that ranks first in ``Entry/evictionOrder``.
     func admit(_ channel: any Channel) -> Int? {
         let (number, evicted): (Int?, (any Channel)?) = state.withLock { state in
             var evicted: (any Channel)?
             if state.open.count >= settings.maximumConnections {
-                let idle = state.open.filter { $0.value.waitingSince != nil }
-                guard let oldest = idle.min(by: { $0.value.waitingSince! < $1.value.waitingSince! }) else {
-                    return (nil, nil)
+                var best: (key: Int, rank: Int, since: NIODeadline)?
+                for (key, entry) in state.open {
+                    guard let order = entry.evictionOrder else { continue }
+                    if best == nil || (order.rank, order.since) < (best!.rank, best!.since) {
+                        best = (key, order.rank, order.since)
+                    }
                 }
-                evicted = oldest.value.channel
-                state.open[oldest.key] = nil
+                guard let best else { return (nil, nil) }
+                evicted = state.open.removeValue(forKey: best.key)?.channel
             }
             state.next += 1
-            state.open[state.next] = Entry(channel: channel, waitingSince: .now())
+            state.open[state.next] = Entry(channel: channel, phase: .awaitingHead(since: .now(), served: false))
             return (state.next, evicted)
         }
         if let evicted {
-            logger.debug("connection limit reached; closing the longest idle connection")
+            logger.debug("connection limit reached; closing the least valuable connection")
             evicted.close(promise: nil)
         }
-        if number == nil { logger.warning("connection limit reached and every connection is busy; refusing a connection") }
+        if number == nil { logger.warning("connection limit reached and every connection is answering a request; refusing one") }
         return number
     }
 
-    func setWaiting(_ number: Int, since: NIODeadline?) {
-        state.withLock { state in state.open[number]?.waitingSince = since }
+    func set(_ number: Int, _ phase: Phase) {
+        state.withLock { state in state.open[number]?.phase = phase }
     }
 
     func remove(_ number: Int) {
@@ -144,10 +168,11 @@ public final class ConnectionGuard: Sendable {
             case .head:
                 inProgress += 1
                 readingBody = true
-                if let number { owner.setWaiting(number, since: nil) }
+                if let number { owner.set(number, .readingBody(since: .now())) }
                 arm(context, after: owner.settings.requestBodyTimeout)
             case .end:
                 readingBody = false
+                if let number { owner.set(number, .processing) }
                 timer?.cancel()
                 timer = nil
             case .body:
@@ -160,7 +185,7 @@ public final class ConnectionGuard: Sendable {
             if case .end = unwrapOutboundIn(data) {
                 inProgress = max(0, inProgress - 1)
                 if inProgress == 0 && !readingBody {
-                    if let number { owner.setWaiting(number, since: .now()) }
+                    if let number { owner.set(number, .awaitingHead(since: .now(), served: true)) }
                     arm(context, after: owner.settings.idleTimeout)
                 }
             }

@@ -2,100 +2,25 @@ import Foundation
 import Logging
 import NIOCore
 
-/// Outcome counts of one fan-out, per platform.
-public struct DispatchSummary: Sendable, Hashable {
-    /// For each platform, how many devices ended with each outcome.
-    public var counts: [Platform: [Outcome: Int]] = [:]
-
-    /// Creates an empty summary.
-    public init() {}
-
-    /// Every device counted.
-    public var total: Int { counts.values.reduce(0) { $0 + $1.values.reduce(0, +) } }
-
-    /// How many devices on any platform ended with `outcome`.
-    public func count(of outcome: Outcome) -> Int {
-        counts.values.reduce(0) { $0 + ($1[outcome] ?? 0) }
-    }
-
-    /// Adds one device's outcome.
-    public mutating func record(_ outcome: Outcome, platform: Platform, count: Int = 1) {
-        counts[platform, default: [:]][outcome, default: 0] += count
-    }
-
-    /// Adds another summary.
-    public mutating func merge(_ other: DispatchSummary) {
-        for (platform, outcomes) in other.counts {
-            for (outcome, count) in outcomes { record(outcome, platform: platform, count: count) }
-        }
-    }
-}
-
-/// What one stretch of a fan-out produced: handed to the notification store so a restart resumes after `cursor`.
-public struct DispatchCheckpoint: Sendable {
-    /// Outcome counts of the deliveries completed since the previous checkpoint.
-    public var summary: DispatchSummary
-    /// The failed deliveries among them.
-    public var failures: [DeliveryFailure]
-    /// Where the audience scan may resume; `nil` when it is not resumable (direct sends, the last page).
-    public var cursor: InstallationCursor?
-
-    /// Creates a checkpoint.
-    public init(summary: DispatchSummary, failures: [DeliveryFailure], cursor: InstallationCursor?) {
-        self.summary = summary
-        self.failures = failures
-        self.cursor = cursor
-    }
-}
-
-/// One device that did not receive a notification, for the feedback list.
-public struct DeliveryFailure: Sendable, Hashable {
-    /// When the outcome was final.
-    public var time: Date
-    /// The device's platform.
-    public var platform: Platform
-    /// The outcome.
-    public var outcome: Outcome
-    /// The platform's reason, if it gave one.
-    public var reason: String?
-    /// The installation, or `nil` for a direct send.
-    public var installationID: String?
-    /// The device handle (its storage form).
-    public var handle: String
-    /// The notification, when read from a feed that spans notifications.
-    public var notificationID: String?
-
-    /// Creates a failure record.
-    public init(
-        time: Date, platform: Platform, outcome: Outcome, reason: String?, installationID: String?, handle: String,
-        notificationID: String? = nil
-    ) {
-        self.notificationID = notificationID
-        self.time = time
-        self.platform = platform
-        self.outcome = outcome
-        self.reason = reason
-        self.installationID = installationID
-        self.handle = handle
-    }
-}
-
 /// Fans a notification out: resolves its audience from the store page by page, renders per-device payloads,
-/// groups deliveries by platform, hands batches to adapters with bounded concurrency, retries retryable outcomes
-/// with backoff, and applies platform feedback (expired channels) to the store.
+/// groups deliveries by platform, hands batches to adapters with bounded concurrency, and retries retryable outcomes
+/// with backoff. It reads the store and writes nothing: outcomes, failures and expired channels go to the caller in
+/// checkpoints, which the delivery worker commits.
 public struct Dispatcher: Sendable {
     let store: any InstallationStore
     let adapters: AdapterSet
     let configuration: DeliveryConfiguration
     let templates: TemplateCache
     let limits: DeliveryLimits
+    let clock: any WallClock
     let logger: Logger
 
     /// Creates a dispatcher.
     public init(
         store: any InstallationStore, adapters: AdapterSet, configuration: DeliveryConfiguration,
-        templates: TemplateCache = TemplateCache(), logger: Logger
+        templates: TemplateCache = TemplateCache(), clock: any WallClock = SystemWallClock(), logger: Logger
     ) {
+        self.clock = clock
         self.store = store
         self.adapters = adapters
         self.configuration = configuration
@@ -116,10 +41,12 @@ public struct Dispatcher: Sendable {
         var end: InstallationCursor?
         var summary = DispatchSummary()
         var failures: [DeliveryFailure] = []
+        var expired: [ExpiredChannel] = []
 
         mutating func merge(_ other: PageResult) {
             summary.merge(other.summary)
             failures += other.failures
+            expired += other.expired
         }
     }
 
@@ -168,7 +95,9 @@ public struct Dispatcher: Sendable {
                 guard let committed else { return }
                 total.merge(committed.summary)
                 try await checkpoint?(
-                    DispatchCheckpoint(summary: committed.summary, failures: committed.failures, cursor: committed.end))
+                    DispatchCheckpoint(
+                        summary: committed.summary, failures: committed.failures, cursor: committed.end,
+                        expiredChannels: committed.expired))
             }
 
             var submitted = 0
@@ -189,6 +118,8 @@ public struct Dispatcher: Sendable {
                         format: notification.format, payload: notification.body, headers: notification.headers)
                 }
                 try await submit(PageResult(index: 0, end: nil), deliveries)
+            case .unreadable:
+                throw HubError(.invalidNotification, "the notification's stored audience cannot be read")
             case .all, .tags:
                 var expression: TagExpression?
                 if case .tags(let parsed) = notification.audience { expression = parsed }
@@ -196,7 +127,7 @@ public struct Dispatcher: Sendable {
                     expression: expression,
                     scope: properties == nil ? .installation : .includingTemplates,
                     platforms: adapters.platforms(for: notification.format),
-                    includeExpired: false, upTo: upTo)
+                    includeExpired: false, upTo: upTo, kinds: properties == nil ? .nativeSends : .templateSends)
                 var index = 0
                 for try await page in store.pages(query, pageSize: configuration.pageSize, after: cursor) {
                     var result = PageResult(index: index, end: page.next)
@@ -288,7 +219,7 @@ public struct Dispatcher: Sendable {
                 page.summary.record(.invalidNotificationFormat, platform: installation.platform)
                 page.failures.append(
                     DeliveryFailure(
-                        time: Date(), platform: installation.platform, outcome: .invalidNotificationFormat,
+                        time: clock.now(), platform: installation.platform, outcome: .invalidNotificationFormat,
                         reason: "template: \(error.message)", installationID: installation.installationID,
                         handle: installation.pushChannel.storageKey))
             }
@@ -305,7 +236,7 @@ public struct Dispatcher: Sendable {
             result.summary.record(outcome, platform: batch.platform)
             result.failures.append(
                 DeliveryFailure(
-                    time: Date(), platform: batch.platform, outcome: outcome, reason: reason,
+                    time: clock.now(), platform: batch.platform, outcome: outcome, reason: reason,
                     installationID: delivery.installationID, handle: delivery.pushChannel.storageKey))
         }
         guard let adapter = adapters.adapter(for: batch.platform) else {
@@ -344,7 +275,13 @@ public struct Dispatcher: Sendable {
                 } else {
                     fail(delivery, outcome.outcome, reason: outcome.reason)
                 }
-                if outcome.outcome == .expiredChannel { await applyExpiry(delivery, outcome) }
+                if outcome.outcome == .expiredChannel, let installationID = delivery.installationID {
+                    // Applied by the store with the checkpoint that counts it, in one transaction.
+                    result.expired.append(
+                        ExpiredChannel(
+                            installationID: installationID, pushChannel: delivery.pushChannel,
+                            expiredAt: outcome.channelExpiredAt, policy: configuration.expiredChannelPolicy))
+                }
             }
             guard !retry.isEmpty else { break }
             let wait = max(longestWait, backoff(attempt: attempt))
@@ -376,38 +313,6 @@ public struct Dispatcher: Sendable {
         let step = min(configuration.maximumBackoffSeconds, configuration.initialBackoffSeconds * pow(2, Double(attempt - 1)))
         return .seconds(step * Double.random(in: 0.5...1.0))
     }
-
-    func applyExpiry(_ delivery: Delivery, _ result: DeliveryResult) async {
-        guard let installationID = delivery.installationID else { return }
-        do {
-            switch configuration.expiredChannelPolicy {
-            case .markExpired:
-                try await store.markChannelExpired(
-                    installationID: installationID, pushChannel: delivery.pushChannel,
-                    notUpdatedAfter: result.channelExpiredAt)
-            case .delete:
-                try await store.deleteIfChannel(installationID: installationID, pushChannel: delivery.pushChannel)
-            }
-        } catch {
-            logger.warning(
-                "could not record an expired channel",
-                metadata: ["installation.id": .string(installationID), "error": "\(error)"])
-        }
-    }
-}
-
-/// One device's outcome in a test send.
-public struct TestSendResult: Sendable, Hashable {
-    /// The device's platform.
-    public var platform: Platform
-    /// The device handle (storage form).
-    public var handle: String
-    /// The installation, or `nil` for a direct send.
-    public var installationID: String?
-    /// The outcome of the single attempt.
-    public var outcome: Outcome
-    /// The platform's reason, if any.
-    public var reason: String?
 }
 
 extension Dispatcher {
@@ -426,12 +331,15 @@ extension Dispatcher {
                     notificationID: notification.id, installationID: nil, platform: platform, pushChannel: $0,
                     format: notification.format, payload: notification.body, headers: notification.headers)
             }
+        case .unreadable:
+            throw HubError(.invalidNotification, "the notification's stored audience cannot be read")
         case .all, .tags:
             var expression: TagExpression?
             if case .tags(let parsed) = notification.audience { expression = parsed }
             let query = InstallationQuery(
                 expression: expression, scope: properties == nil ? .installation : .includingTemplates,
-                platforms: adapters.platforms(for: notification.format), includeExpired: false)
+                platforms: adapters.platforms(for: notification.format), includeExpired: false,
+                kinds: properties == nil ? .nativeSends : .templateSends)
             var cursor: InstallationCursor?
             repeat {
                 let found = try await store.query(query, after: cursor, limit: limit)

@@ -44,7 +44,8 @@ public final class Hub: Service, Sendable {
         logger[metadataKey: "hub.name"] = .string(configuration.name)
         self.logger = logger
         self.dispatcher = Dispatcher(
-            store: installations, adapters: configuration.adapters, configuration: configuration.delivery, logger: logger)
+            store: installations, adapters: configuration.adapters, configuration: configuration.delivery, clock: clock,
+            logger: logger)
     }
 
     /// Opens the hub's embedded database and creates the hub.

@@ -61,6 +61,9 @@ public enum Audience: Hashable, Sendable {
     case tags(TagExpression)
     /// Device handles given directly, without installations, on one platform.
     case handles(Platform, [PushChannel])
+    /// A stored audience that could not be read back (its text as stored). Only telemetry shows it: a notification
+    /// with it is never delivered, it ends with a reason.
+    case unreadable(String)
 }
 
 /// Notification headers: an ordered list of name–value pairs with case-insensitive lookup.

@@ -20,17 +20,47 @@ public struct InstallationQuery: Sendable, Hashable {
     public var includeExpired: Bool
     /// Only installations up to and including this position (an audience partition's end), or all when `nil`.
     public var upTo: InstallationCursor?
+    /// Which kinds of rows: installations, native and template registrations. Native sends select
+    /// ``AudienceKinds/nativeSends``, template sends ``AudienceKinds/templateSends``.
+    public var kinds: AudienceKinds
 
     /// Creates a query.
     public init(
         expression: TagExpression? = nil, scope: TagScope = .installation, platforms: [Platform]? = nil,
-        includeExpired: Bool = true, upTo: InstallationCursor? = nil
+        includeExpired: Bool = true, upTo: InstallationCursor? = nil, kinds: AudienceKinds = .all
     ) {
         self.upTo = upTo
+        self.kinds = kinds
         self.expression = expression
         self.scope = scope
         self.platforms = platforms
         self.includeExpired = includeExpired
+    }
+}
+
+/// The kinds of rows the installation store holds: installations and the two kinds of registrations.
+public struct AudienceKinds: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// Installations.
+    public static let installations = AudienceKinds(rawValue: 1 << 0)
+    /// Native registrations: receive native sends only.
+    public static let nativeRegistrations = AudienceKinds(rawValue: 1 << 1)
+    /// Template registrations: receive template sends only.
+    public static let templateRegistrations = AudienceKinds(rawValue: 1 << 2)
+
+    /// Every row.
+    public static let all: AudienceKinds = [.installations, .nativeRegistrations, .templateRegistrations]
+    /// What a native send reaches.
+    public static let nativeSends: AudienceKinds = [.installations, .nativeRegistrations]
+    /// What a template send reaches.
+    public static let templateSends: AudienceKinds = [.installations, .templateRegistrations]
+
+    /// The values of the store's `kind` column these kinds select (0 installation, 1 native, 2 template).
+    public var storedValues: [Int] {
+        [(AudienceKinds.installations, 0), (.nativeRegistrations, 1), (.templateRegistrations, 2)]
+            .filter { contains($0.0) }.map(\.1)
     }
 }
 
@@ -70,11 +100,13 @@ public struct InstallationPage: Sendable {
     }
 }
 
-/// Where a hub keeps its installations.
+/// Where a hub keeps its installations, and the registrations stored beside them (``RegistrationStore``).
+///
+/// The installation methods see installations only; queries select by ``InstallationQuery/kinds``.
 ///
 /// Writes are visible to the next read (read-your-writes). Queries page by key, so an audience of any size is
 /// streamed without being loaded into memory.
-public protocol InstallationStore: Sendable {
+public protocol InstallationStore: RegistrationStore {
     /// Creates or replaces an installation; sets `lastUpdate` and clears `expiredPushChannel`. Returns it as stored.
     func upsert(_ installation: Installation) async throws -> Installation
 

@@ -31,7 +31,7 @@ public final class SQLInstallationStore: InstallationStore {
     }
 
     static let columns =
-        "i.rid, i.id, i.platform, i.push_channel, i.channel_is_object, i.user_id, i.tags, i.templates, i.expired, i.expiration_time, i.last_update"
+        "i.rid, i.id, i.platform, i.push_channel, i.channel_is_object, i.user_id, i.tags, i.templates, i.expired, i.expiration_time, i.last_update, i.kind, i.version, i.created_time, i.registration"
 
     // MARK: Writes
 
@@ -64,7 +64,7 @@ public final class SQLInstallationStore: InstallationStore {
         let lock = database.dialect == .postgres ? " FOR UPDATE" : ""
         return try await database.transaction { connection in
             let rows = try await connection.query(
-                "SELECT \(Self.columns) FROM installations i WHERE i.id = ?\(lock)", [.text(id)])
+                "SELECT \(Self.columns) FROM installations i WHERE i.id = ? AND i.kind = 0\(lock)", [.text(id)])
             guard let row = rows.first else {
                 throw HubError(.notFound, "installation '\(id)' does not exist")
             }
@@ -85,7 +85,8 @@ public final class SQLInstallationStore: InstallationStore {
     }
 
     /// Writes installations with multi-row statements: one upsert per chunk returning row ids, one delete of their
-    /// old tags, and multi-row inserts of the new tags.
+    /// old tags, and multi-row inserts of the new tags. A row that holds a registration is never replaced: its id
+    /// fails with ``HubError/Code/conflict``.
     static func write(_ installations: [Installation], on connection: any SQLExecutor) async throws {
         var latest: [String: Int] = [:]
         for (index, installation) in installations.enumerated() { latest[installation.installationID] = index }
@@ -114,19 +115,23 @@ public final class SQLInstallationStore: InstallationStore {
                     .integer(installation.expiredPushChannel ? 1 : 0),
                     installation.expirationTime.map { .float($0.timeIntervalSince1970) } ?? .null,
                     .float((installation.lastUpdate ?? Date()).timeIntervalSince1970),
+                    .float((installation.lastUpdate ?? Date()).timeIntervalSince1970),
                 ]
             }
-            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
             let rows = try await connection.query(
                 """
                 INSERT INTO installations
-                    (id, platform, push_channel, channel_is_object, user_id, tags, templates, expired, expiration_time, last_update)
+                    (id, platform, push_channel, channel_is_object, user_id, tags, templates, expired, expiration_time,
+                     last_update, created_time)
                 VALUES \(values)
                 ON CONFLICT(id) DO UPDATE SET
                     platform = excluded.platform, push_channel = excluded.push_channel,
                     channel_is_object = excluded.channel_is_object, user_id = excluded.user_id, tags = excluded.tags,
                     templates = excluded.templates, expired = excluded.expired,
-                    expiration_time = excluded.expiration_time, last_update = excluded.last_update
+                    expiration_time = excluded.expiration_time, last_update = excluded.last_update,
+                    version = installations.version + 1
+                WHERE installations.kind = 0
                 RETURNING rid, id
                 """,
                 binds)
@@ -135,7 +140,10 @@ public final class SQLInstallationStore: InstallationStore {
                 if let id = row.string("id"), let rid = row.int("rid") { rids[id] = rid }
             }
             guard rids.count == chunk.count else {
-                throw HubError(.storageFailure, "installations could not be written")
+                let taken = chunk.first { rids[$0.installationID] == nil }?.installationID ?? ""
+                throw HubError(
+                    .conflict,
+                    "'\(taken)' is the id of a registration; choose another installationId or delete the registration")
             }
             let ridList = chunk.map { String(rids[$0.installationID]!) }.joined(separator: ",")
             _ = try await connection.query("DELETE FROM installation_tags WHERE rid IN (\(ridList))", [])
@@ -164,7 +172,8 @@ public final class SQLInstallationStore: InstallationStore {
 
     public func delete(id: String) async throws -> Bool {
         try await database.transaction { connection in
-            let rows = try await connection.query("DELETE FROM installations WHERE id = ? RETURNING rid", [.text(id)])
+            let rows = try await connection.query(
+                "DELETE FROM installations WHERE id = ? AND kind = 0 RETURNING rid", [.text(id)])
             return !rows.isEmpty
         }
     }
@@ -172,32 +181,38 @@ public final class SQLInstallationStore: InstallationStore {
     public func markChannelExpired(
         installationID: String, pushChannel: PushChannel, notUpdatedAfter: Date?
     ) async throws -> Bool {
-        var sql = "UPDATE installations SET expired = 1 WHERE id = ? AND push_channel = ? AND expired = 0"
-        var binds: [SQLValue] = [.text(installationID), .text(pushChannel.storageKey)]
-        if let notUpdatedAfter {
-            sql += " AND last_update <= ?"
-            binds.append(.float(notUpdatedAfter.timeIntervalSince1970))
-        }
-        let statement = sql + " RETURNING rid"
-        let values = binds
-        return try await database.transaction { connection in
-            !(try await connection.query(statement, values)).isEmpty
-        }
+        let mark = ExpiredChannel(
+            installationID: installationID, pushChannel: pushChannel, expiredAt: notUpdatedAfter, policy: .markExpired)
+        return try await database.transaction { connection in try await Self.apply(mark, on: connection) }
     }
 
     public func deleteIfChannel(installationID: String, pushChannel: PushChannel) async throws -> Bool {
-        try await database.transaction { connection in
-            let rows = try await connection.query(
-                "DELETE FROM installations WHERE id = ? AND push_channel = ? RETURNING rid",
-                [.text(installationID), .text(pushChannel.storageKey)])
-            return !rows.isEmpty
+        let mark = ExpiredChannel(installationID: installationID, pushChannel: pushChannel, expiredAt: nil, policy: .delete)
+        return try await database.transaction { connection in try await Self.apply(mark, on: connection) }
+    }
+
+    /// Applies an expired-channel mark inside a transaction: an installation that still has the channel (and, with a
+    /// platform timestamp, was not updated after it) is marked expired or deleted, by the mark's policy. Returns
+    /// whether an installation changed.
+    static func apply(_ mark: ExpiredChannel, on connection: any SQLExecutor) async throws -> Bool {
+        var binds: [SQLValue] = [.text(mark.installationID), .text(mark.pushChannel.storageKey)]
+        var sql: String
+        switch mark.policy {
+        case .markExpired: sql = "UPDATE installations SET expired = 1 WHERE id = ? AND push_channel = ? AND expired = 0"
+        case .delete: sql = "DELETE FROM installations WHERE id = ? AND push_channel = ?"
         }
+        if let expiredAt = mark.expiredAt {
+            sql += " AND last_update <= ?"
+            binds.append(.float(expiredAt.timeIntervalSince1970))
+        }
+        return !(try await connection.query(sql + " RETURNING rid", binds)).isEmpty
     }
 
     // MARK: Reads
 
     public func installation(id: String) async throws -> Installation? {
-        let rows = try await database.read("SELECT \(Self.columns) FROM installations i WHERE i.id = ?", [.text(id)])
+        let rows = try await database.read(
+            "SELECT \(Self.columns) FROM installations i WHERE i.id = ? AND i.kind = 0", [.text(id)])
         return try rows.first.map(Self.decode)
     }
 
@@ -283,6 +298,10 @@ struct SQLTagQuery {
             binds.append(contentsOf: platforms.isEmpty ? [.text("")] : platforms.map { .text($0.name) })
         }
         if !query.includeExpired { conditions.append("i.expired = 0") }
+        if query.kinds != .all {
+            let kinds = query.kinds.storedValues
+            conditions.append(kinds.isEmpty ? "0 = 1" : "i.kind IN (\(kinds.map(String.init).joined(separator: ", ")))")
+        }
         if let upTo = query.upTo {
             conditions.append("i.rid <= ?")
             binds.append(.integer(Int(upTo.position)))

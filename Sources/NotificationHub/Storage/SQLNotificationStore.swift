@@ -273,6 +273,8 @@ public final class SQLNotificationStore: NotificationStore {
                     VALUES \(values)
                     """, binds)
             }
+            // Expired channels are applied in the same transaction as the counts that include them.
+            for mark in checkpoint.expiredChannels { _ = try await SQLInstallationStore.apply(mark, on: connection) }
             return true
         }
     }
@@ -346,7 +348,7 @@ public final class SQLNotificationStore: NotificationStore {
 
     public func record(id: String) async throws -> NotificationRecord? {
         let rows = try await database.read("SELECT \(Self.columns) FROM notifications WHERE id = ?", [.text(id)])
-        return try rows.first.map(Self.decode)
+        return try rows.first.map { try Self.decode($0, lenient: true) }
     }
 
     public func cancel(id: String, now: Date) async throws -> Bool {
@@ -370,6 +372,17 @@ public final class SQLNotificationStore: NotificationStore {
         case .handles(let platform, let channels):
             let data = try JSONEncoder().encode(channels)
             return "handles:\(platform.name):" + String(decoding: data, as: UTF8.self)
+        case .unreadable(let text):
+            return text
+        }
+    }
+
+    static func readAudience(_ text: String, lenient: Bool) throws -> Audience {
+        do {
+            return try decodeAudience(text)
+        } catch {
+            if lenient { return .unreadable(text) }
+            throw error
         }
     }
 
@@ -406,7 +419,13 @@ public final class SQLNotificationStore: NotificationStore {
         return summary
     }
 
+    /// Reads a notification row. Strict (for delivery) throws on an audience that cannot be parsed; lenient (for
+    /// telemetry) reads it as ``Audience/unreadable(_:)``.
     static func decode(_ row: SQLRow) throws -> NotificationRecord {
+        try decode(row, lenient: false)
+    }
+
+    static func decode(_ row: SQLRow, lenient: Bool) throws -> NotificationRecord {
         guard let id = row.string("id"), let format = row.string("format"),
             let state = row.string("state")
         else { throw HubError(.storageFailure, "a stored notification row is incomplete") }
@@ -416,7 +435,7 @@ public final class SQLNotificationStore: NotificationStore {
         let enqueue = Date(timeIntervalSince1970: row.double("enqueue_time") ?? 0)
         let notification = Notification(
             id: id, format: NotificationFormat(format), body: row.blob("body") ?? ByteBuffer(),
-            headers: headers, audience: try decodeAudience(audience), createdAt: enqueue)
+            headers: headers, audience: try readAudience(audience, lenient: lenient), createdAt: enqueue)
         return NotificationRecord(
             notification: notification, state: NotificationState(state), enqueueTime: enqueue,
             scheduledTime: row.double("scheduled_time").map { Date(timeIntervalSince1970: $0) },

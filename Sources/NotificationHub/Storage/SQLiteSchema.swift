@@ -128,5 +128,18 @@ extension SQLiteHubDatabase {
                 // How often a partition was claimed: one that keeps failing is ended instead of retried forever.
                 "ALTER TABLE notification_partitions ADD COLUMN claims INTEGER NOT NULL DEFAULT 0",
             ]),
+        .init(
+            version: 9,
+            statements: [
+                // Registrations (Azure's older model) are rows of the installations table: kind 0 is an
+                // installation, 1 a native registration, 2 a template registration. `version` is the row's ETag,
+                // `registration` the description's own fields (JSON), `created_time` Atom's `published`.
+                "ALTER TABLE installations ADD COLUMN kind INTEGER NOT NULL DEFAULT 0",
+                "ALTER TABLE installations ADD COLUMN version INTEGER NOT NULL DEFAULT 1",
+                "ALTER TABLE installations ADD COLUMN created_time REAL",
+                "ALTER TABLE installations ADD COLUMN registration TEXT",
+                // Registrations are listed by handle (`$filter=ChannelUri eq '…'`).
+                "CREATE INDEX installations_push_channel ON installations(push_channel, rid)",
+            ]),
     ]
 }

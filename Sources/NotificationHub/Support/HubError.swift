@@ -45,6 +45,12 @@ public struct HubError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let conflict = Code("Conflict")
         /// A setting cannot be used.
         public static let invalidConfiguration = Code("InvalidConfiguration")
+        /// An XML document is malformed, too large or uses a feature the hub refuses (DTDs, entities).
+        public static let invalidXML = Code("InvalidXml")
+        /// A registration description is invalid or unknown.
+        public static let invalidRegistration = Code("InvalidRegistration")
+        /// A conditional request's `If-Match` does not match the current ETag.
+        public static let preconditionFailed = Code("PreconditionFailed")
         /// The hub has no `securePush` section.
         public static let securePushDisabled = Code("SecurePushDisabled")
     }

@@ -1,0 +1,222 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NotificationHub
+
+/// `/{hub}/registrations`: Azure's registrations API (Atom XML), for backends built on the older SDKs:
+///
+/// | method | path | right |
+/// |---|---|---|
+/// | POST | `/{hub}/registrationIDs` | Listen |
+/// | POST | `/{hub}/registrations` | Listen |
+/// | PUT, GET, DELETE | `/{hub}/registrations/{id}` (`If-Match`) | Listen |
+/// | GET | `/{hub}/registrations?$filter=ChannelUri eq '…'` (or `DeviceToken`, `GcmRegistrationId`, `FcmV1RegistrationId`) | Listen |
+/// | GET | `/{hub}/registrations` | Manage |
+/// | GET | `/{hub}/tags/{tag}/registrations` | Manage |
+///
+/// Listings take `$top` (1–1000, default 100) and `continuationtoken`, and answer the next token in
+/// `x-ms-continuationtoken`.
+struct RegistrationsController {
+    let api: HubAPI
+
+    static let continuationTokenHeader = HTTPField.Name("x-ms-continuationtoken")!
+    static let ifMatchHeader = HTTPField.Name("If-Match")!
+
+    func addRoutes(to routes: Routes) {
+        // Azure's pages write `registrationIDs`, the .NET SDK sends `registrationids`.
+        routes.on(.post, "registrationIDs") { try await createRegistrationID($0, $1) }
+        routes.on(.post, "registrationids") { try await createRegistrationID($0, $1) }
+        routes.on(.post, "registrations") { try await createRegistration($0, $1) }
+        routes.on(.get, "registrations") { try await listRegistrations($0, $1) }
+        routes.on(.put, "registrations/{registrationId}") { try await putRegistration($0, $1) }
+        routes.on(.get, "registrations/{registrationId}") { try await getRegistration($0, $1) }
+        routes.on(.delete, "registrations/{registrationId}") { try await deleteRegistration($0, $1) }
+        routes.on(.get, "tags/{tag}/registrations") { try await registrationsByTag($0, $1) }
+    }
+
+    // MARK: Single registrations
+
+    func createRegistrationID(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.listen)
+        let hub = try context.requireHub()
+        let id = try await hub.createRegistrationID()
+        let origin = HubAPI.origin(of: request)
+        return Response(
+            status: .created,
+            headers: [
+                .location: "\(origin)/\(hub.name)/registrationids/\(id)",
+                .contentLocation: "\(origin)/\(hub.name)/registrations/\(id)",
+            ])
+    }
+
+    func createRegistration(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.listen)
+        let hub = try context.requireHub()
+        let parsed = try RegistrationXML.parseEntry(try await api.body(request).readableBytesView)
+        let stored = try await hub.createRegistration(parsed.registration)
+        return registrationEntry(stored, hub: hub, request: request, contentLocation: true)
+    }
+
+    func putRegistration(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.listen)
+        let hub = try context.requireHub()
+        let id = try Self.registrationID(context)
+        let condition = try ETagCondition(ifMatch: request.headers[Self.ifMatchHeader])
+        var registration = try RegistrationXML.parseEntry(try await api.body(request).readableBytesView).registration
+        guard registration.registrationID.isEmpty || registration.registrationID == id else {
+            throw APIError.badRequest(
+                "InvalidRegistration",
+                "<RegistrationId> in the body ('\(registration.registrationID.prefix(64))') must be the id in the URL ('\(id)') or left out")
+        }
+        registration.registrationID = id
+        let stored = try await hub.putRegistration(registration, condition: condition)
+        return registrationEntry(stored, hub: hub, request: request, contentLocation: false)
+    }
+
+    func getRegistration(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.listen)
+        let hub = try context.requireHub()
+        let id = try Self.registrationID(context)
+        guard let registration = try await hub.registration(id: id) else { throw Self.registrationNotFound(id) }
+        return registrationEntry(registration, hub: hub, request: request, contentLocation: false)
+    }
+
+    func deleteRegistration(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.listen)
+        let hub = try context.requireHub()
+        let id = try Self.registrationID(context)
+        let condition = try ETagCondition(ifMatch: request.headers[Self.ifMatchHeader])
+        guard try await hub.deleteRegistration(id: id, condition: condition) else { throw Self.registrationNotFound(id) }
+        return Response(status: .ok)
+    }
+
+    static func registrationNotFound(_ id: String) -> APIError {
+        APIError(.notFound, code: "RegistrationNotFound", message: "registration '\(id.prefix(300))' does not exist")
+    }
+
+    /// The registration id of the path: a stored registration's id or a projection's.
+    static func registrationID(_ context: HubRequestContext) throws -> String {
+        let id = try APIPath.decode(context.parameters.require("registrationId"))
+        if RegistrationID.parseProjection(id) == nil { try RegistrationID.validate(id) }
+        return id
+    }
+
+    func registrationURL(_ registration: Registration, hub: Hub, request: Request) -> String {
+        "\(HubAPI.origin(of: request))/\(hub.name)/registrations/\(registration.registrationID)"
+    }
+
+    func registrationEntry(_ registration: Registration, hub: Hub, request: Request, contentLocation: Bool) -> Response {
+        let url = registrationURL(registration, hub: hub, request: request)
+        var headers: HTTPFields = [
+            .contentType: RegistrationXML.entryContentType, .eTag: RegistrationXML.etagHeader(registration),
+        ]
+        if contentLocation { headers[.contentLocation] = url }
+        return Response(
+            status: .ok, headers: headers,
+            body: .init(byteBuffer: ByteBuffer(string: RegistrationXML.entry(registration, url: url))))
+    }
+
+    // MARK: Listings
+
+    /// The query parameters of a listing, read from the raw query so that OData's `+` for space and any case of
+    /// `continuationtoken` are understood.
+    struct ListingParameters {
+        var filter: String?
+        var top = 100
+        var cursor: RegistrationCursor?
+
+        init(query: String) throws {
+            for pair in query.split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                func decode(_ text: Substring) -> String {
+                    let spaced = text.replacingOccurrences(of: "+", with: " ")
+                    return spaced.removingPercentEncoding ?? spaced
+                }
+                let name = decode(parts[0]).lowercased()
+                let value = parts.count > 1 ? decode(parts[1]) : ""
+                switch name {
+                case "$filter":
+                    filter = value
+                case "$top":
+                    guard let number = Int(value), (1...1000).contains(number) else {
+                        throw APIError.badRequest("InvalidParameter", "$top must be an integer from 1 to 1000")
+                    }
+                    top = number
+                case "continuationtoken":
+                    if !value.isEmpty { cursor = try RegistrationCursor(token: value) }
+                default:
+                    continue
+                }
+            }
+        }
+    }
+
+    /// `$filter` forms: `ChannelUri eq '…'` (any platform's handle), `DeviceToken eq '…'` (APNs, any hex case),
+    /// `GcmRegistrationId eq '…'`, `FcmV1RegistrationId eq '…'`. OData quotes double inside the literal (`''`).
+    static func registrationQuery(filter: String) throws(APIError) -> RegistrationQuery {
+        let unsupported = APIError.badRequest(
+            "UnsupportedFilter",
+            "this hub supports $filter=ChannelUri eq '…', DeviceToken eq '…', GcmRegistrationId eq '…' or FcmV1RegistrationId eq '…'")
+        let trimmed = filter.trimmingCharacters(in: .whitespaces)
+        guard let space = trimmed.firstIndex(of: " ") else { throw unsupported }
+        let field = String(trimmed[..<space])
+        var rest = trimmed[space...].drop(while: { $0 == " " })
+        guard rest.lowercased().hasPrefix("eq ") else { throw unsupported }
+        rest = rest.dropFirst(3).drop(while: { $0 == " " })
+        guard rest.count >= 2, rest.first == "'", rest.last == "'" else { throw unsupported }
+        let literal = rest.dropFirst().dropLast()
+        guard !literal.replacingOccurrences(of: "''", with: "").contains("'") else { throw unsupported }
+        let value = literal.replacingOccurrences(of: "''", with: "'")
+        guard !value.isEmpty else {
+            throw APIError.badRequest("UnsupportedFilter", "the value of $filter=\(field) eq '…' must not be empty")
+        }
+        switch field.lowercased() {
+        case "channeluri": return .channel(handles: [value], platforms: nil)
+        case "devicetoken":
+            var handles: [String] = []
+            for handle in [value, value.uppercased(), value.lowercased()] where !handles.contains(handle) { handles.append(handle) }
+            return .channel(handles: handles, platforms: [.apns])
+        case "gcmregistrationid": return .channel(handles: [value], platforms: [.gcm])
+        case "fcmv1registrationid": return .channel(handles: [value], platforms: [.fcmv1])
+        default: throw unsupported
+        }
+    }
+
+    func listRegistrations(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        let parameters = try ListingParameters(query: request.uri.query ?? "")
+        var query = RegistrationQuery.all
+        // A handle's registrations are the device's own (Listen); enumerating all of them needs Manage.
+        let hub: Hub
+        if let filter = parameters.filter {
+            try context.require(.listen)
+            query = try Self.registrationQuery(filter: filter)
+        } else {
+            try context.require(.manage)
+        }
+        hub = try context.requireHub()
+        return try await registrationFeed(query, parameters, hub: hub, request: request)
+    }
+
+    func registrationsByTag(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+        try context.require(.manage)
+        let hub = try context.requireHub()
+        var tag = try APIPath.decode(context.parameters.require("tag"))
+        if let system = SystemTag.canonical(tag) { tag = system } else { try Tag.validate(tag) }
+        let parameters = try ListingParameters(query: request.uri.query ?? "")
+        return try await registrationFeed(.tag(tag), parameters, hub: hub, request: request)
+    }
+
+    func registrationFeed(
+        _ query: RegistrationQuery, _ parameters: ListingParameters, hub: Hub, request: Request
+    ) async throws -> Response {
+        let page = try await hub.installations.registrations(query, after: parameters.cursor, limit: parameters.top)
+        var headers: HTTPFields = [.contentType: RegistrationXML.feedContentType]
+        if let next = page.next { headers[Self.continuationTokenHeader] = next.token }
+        let url = HubAPI.origin(of: request) + request.uri.path
+        let xml = RegistrationXML.feed(page.registrations, url: url, updated: api.clock.now()) {
+            registrationURL($0, hub: hub, request: request)
+        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: xml)))
+    }
+}

@@ -1,0 +1,104 @@
+/// Registrations (Azure's older device model): validated like installations, stored beside them.
+extension Hub {
+    /// A new registration id that no installation or registration of this hub uses yet. Nothing is stored.
+    public func createRegistrationID() async throws -> String {
+        while true {
+            let id = RegistrationID.generate()
+            if try await !installations.containsID(id) { return id }
+        }
+    }
+
+    /// Validates and stores a new registration under a new id.
+    public func createRegistration(_ registration: Registration) async throws -> Registration {
+        var registration = registration
+        registration.registrationID = try await createRegistrationID()
+        return try await putRegistration(registration, condition: .unconditional)
+    }
+
+    /// Validates and stores a registration under its id (create or replace), if `condition` holds.
+    ///
+    /// - Throws: ``HubError`` with ``HubError/Code/conflict`` for the id of an installation or of an installation's
+    ///   projection, ``HubError/Code/preconditionFailed`` for a stale ETag, ``HubError/Code/notFound`` when
+    ///   `condition` needs an existing registration.
+    public func putRegistration(_ registration: Registration, condition: ETagCondition) async throws -> Registration {
+        if let (installationID, _) = RegistrationID.parseProjection(registration.registrationID) {
+            throw Self.projectionIsReadOnly(registration.registrationID, installationID: installationID)
+        }
+        try validate(registration)
+        var stored = registration
+        stored.installationID = nil
+        stored.expirationTime = nil
+        return try await installations.putRegistration(stored, condition: condition)
+    }
+
+    /// A stored registration or the projection of an installation.
+    public func registration(id: String) async throws -> Registration? {
+        try await installations.registration(id: id)
+    }
+
+    /// Deletes a stored registration if `condition` holds; returns whether it existed.
+    public func deleteRegistration(id: String, condition: ETagCondition) async throws -> Bool {
+        if let (installationID, _) = RegistrationID.parseProjection(id) {
+            guard try await installations.registration(id: id) != nil else { return false }
+            throw Self.projectionIsReadOnly(id, installationID: installationID)
+        }
+        return try await installations.deleteRegistration(id: id, condition: condition)
+    }
+
+    static func projectionIsReadOnly(_ id: String, installationID: String) -> HubError {
+        HubError(
+            .conflict,
+            "registration '\(id)' is derived from installation '\(installationID)' and cannot be changed here; change or delete the installation through /installations/\(installationID)")
+    }
+
+    /// Checks a registration against the hub's rules and its platform's adapter: id, tags, handle, template.
+    public func validate(_ registration: Registration) throws(HubError) {
+        try RegistrationID.validate(registration.registrationID)
+        do {
+            try Tag.validate(registration.tags, limit: configuration.limits.tagsPerInstallation)
+        } catch {
+            throw HubError(error.code, "<Tags>: \(error.message)")
+        }
+        try configuration.adapters.validate(pushChannel: registration.pushChannel, platform: registration.platform)
+        guard let template = registration.template else { return }
+        guard let adapter = configuration.adapters.adapter(for: registration.platform),
+            adapter.descriptor.templateFormats[registration.platform] != nil
+        else {
+            throw HubError(
+                .invalidRegistration, "this hub does not send templates to platform '\(registration.platform)'; register natively")
+        }
+        if let name = template.name {
+            do {
+                try Identifier.validate(name, as: .templateName)
+            } catch {
+                throw HubError(error.code, "<TemplateName>: \(error.message)")
+            }
+        }
+        if let priority = template.priority, !["1", "5", "10"].contains(priority) {
+            throw HubError(.invalidRegistration, "<Priority> must be 10, 5 or 1 (apns-priority); got '\(priority.prefix(20))'")
+        }
+        if template.priority != nil, template.headers.contains(where: { $0.name.lowercased() == "apns-priority" }) {
+            throw HubError(.invalidRegistration, "give the priority once: as <Priority> or as an apns-priority <ApnsHeader>")
+        }
+        do {
+            _ = try Template(parsing: template.body)
+        } catch {
+            throw HubError(.invalidTemplate, "<BodyTemplate>: \(error.message)")
+        }
+        for header in template.headers {
+            do {
+                try NotificationHeaders.validate(name: header.name)
+                _ = try Template(parsing: header.value, kind: .text)
+            } catch {
+                throw HubError(.invalidTemplate, "header '\(header.name)': \(error.message)")
+            }
+        }
+        if let expiry = template.expiry {
+            do {
+                _ = try Template(parsing: expiry, kind: .text)
+            } catch {
+                throw HubError(.invalidTemplate, "<Expiry>: \(error.message)")
+            }
+        }
+    }
+}

@@ -1,0 +1,281 @@
+import Foundation
+
+/// Reads and writes registrations as Azure's Atom entries and feeds.
+///
+/// An entry holds one description in `<content type="application/xml">`, either named by its element
+/// (`<AppleRegistrationDescription>`) or as `<RegistrationDescription i:type="AppleRegistrationDescription">`.
+/// What is written follows Azure's answers: the entry's `m:etag`, Atom `id`, `title`, `published`, `updated` and
+/// `link`, then the description's elements in Azure's order (`ETag`, `ExpirationTime`, `RegistrationId`, `Tags`, the
+/// handle, `BodyTemplate` in CDATA, the platform's template elements).
+public enum RegistrationXML {
+    /// The Atom namespace.
+    public static let atomNamespace = "http://www.w3.org/2005/Atom"
+    /// The namespace of registration descriptions.
+    public static let descriptionNamespace = "http://schemas.microsoft.com/netservices/2010/10/servicebus/connect"
+    /// XML Schema instance (`i:type`, `i:nil`).
+    public static let instanceNamespace = "http://www.w3.org/2001/XMLSchema-instance"
+    /// OData metadata (`m:etag`).
+    public static let metadataNamespace = "http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"
+    /// The content type of an entry.
+    public static let entryContentType = "application/atom+xml;type=entry;charset=utf-8"
+    /// The content type of a feed.
+    public static let feedContentType = "application/atom+xml;type=feed;charset=utf-8"
+    /// The `ExpirationTime` written for a registration that never expires (as Azure writes it).
+    public static let neverExpires = "9999-12-31T23:59:59.999Z"
+
+    /// Some Azure pages spell the description namespace with `https`; both are accepted.
+    static let descriptionNamespaces: Set<String> = [
+        descriptionNamespace, "https://schemas.microsoft.com/netservices/2010/10/servicebus/connect",
+    ]
+
+    /// What an entry's description said, before the hub validated it.
+    public struct Parsed: Sendable, Hashable {
+        /// The registration described (id empty when the body has no `RegistrationId`).
+        public var registration: Registration
+        /// The description element's name, e.g. `AppleTemplateRegistrationDescription`.
+        public var element: String
+    }
+
+    // MARK: Reading
+
+    /// Parses an Atom entry holding one registration description.
+    ///
+    /// `ETag` and `ExpirationTime` are maintained by the hub and ignored; `RegistrationId` is returned so that the
+    /// caller can compare it with the URL.
+    /// - Throws: ``HubError`` (``HubError/Code/invalidXML`` or ``HubError/Code/invalidRegistration``) naming the
+    ///   element at fault.
+    public static func parseEntry(_ bytes: some Collection<UInt8>, limits: XMLReader.Limits = .init()) throws(HubError) -> Parsed {
+        let root = try XMLReader(limits: limits).parse(bytes)
+        guard root.name == "entry", root.namespace == atomNamespace || root.namespace.isEmpty else {
+            throw invalid("the body must be an Atom <entry> (namespace \(atomNamespace)); its root element is <\(root.name)>")
+        }
+        let contents = root.children.filter { $0.name == "content" && $0.namespace == root.namespace }
+        guard contents.count == 1, let content = contents.first else {
+            throw invalid("the <entry> must hold exactly one <content type=\"application/xml\"> element")
+        }
+        if let type = content.attribute("type"), !type.lowercased().hasSuffix("xml") {
+            throw invalid("<content> must have type=\"application/xml\", not '\(type)'")
+        }
+        guard content.children.count == 1, let description = content.children.first else {
+            throw invalid(
+                "<content> must hold exactly one registration description, e.g. <AppleRegistrationDescription>; it holds \(content.children.count)")
+        }
+        return try parseDescription(description)
+    }
+
+    /// Parses a description element.
+    public static func parseDescription(_ element: XMLElement) throws(HubError) -> Parsed {
+        var name = element.name
+        if name == "RegistrationDescription", let type = element.attribute("type", namespace: instanceNamespace) {
+            name = String(type.split(separator: ":").last ?? "")
+        }
+        guard descriptionNamespaces.contains(element.namespace) else {
+            throw invalid("<\(element.name)> must be in the namespace \(descriptionNamespace), not '\(element.namespace)'")
+        }
+        guard let (format, isTemplate) = RegistrationFormat.named(name) else {
+            throw invalid(
+                "<\(name)> is not a registration description this hub knows; use one of: \(RegistrationFormat.elementNames.joined(separator: ", "))")
+        }
+        var allowed = ["ETag", "ExpirationTime", "RegistrationId", "Tags"] + format.channelElements
+        if isTemplate { allowed += ["BodyTemplate"] + format.templateElements.map(\.rawValue) }
+        let unsupported: [String: String] = [
+            "PushVariables": "push variables are not supported; put the values in the template or the notification",
+            "SecondaryTileName": "secondary tiles are not supported",
+        ]
+
+        var values: [String: XMLElement] = [:]
+        for child in element.children {
+            guard descriptionNamespaces.contains(child.namespace) else {
+                throw invalid("<\(child.name)> in <\(name)> must be in the namespace \(descriptionNamespace)")
+            }
+            if let reason = unsupported[child.name] {
+                throw invalid("<\(child.name)> in <\(name)>: \(reason)")
+            }
+            guard allowed.contains(child.name) else {
+                throw invalid("<\(child.name)> is not an element of <\(name)>; it may hold: \(allowed.joined(separator: ", "))")
+            }
+            guard values[child.name] == nil else { throw invalid("<\(child.name)> appears twice in <\(name)>") }
+            if child.attribute("nil", namespace: instanceNamespace) == "true" {
+                guard child.children.isEmpty, child.text.allSatisfy(\.isWhitespace) else {
+                    throw invalid("<\(child.name) i:nil=\"true\"> must be empty")
+                }
+                continue
+            }
+            if child.name != "ApnsHeaders" && child.name != "WnsHeaders" {
+                guard child.children.isEmpty else {
+                    throw invalid("<\(child.name)> in <\(name)> must hold text, not the element <\(child.children[0].name)>")
+                }
+            }
+            values[child.name] = child
+        }
+
+        func text(_ key: String) -> String? { values[key]?.text }
+        func required(_ key: String) throws(HubError) -> String {
+            guard let value = text(key), !value.isEmpty else { throw invalid("<\(name)> needs a non-empty <\(key)>") }
+            return value
+        }
+
+        let pushChannel: PushChannel
+        switch format.channel {
+        case .element(let key):
+            pushChannel = .handle(try required(key))
+        case .browser:
+            pushChannel = .object([
+                "endpoint": .string(try required("Endpoint")), "p256dh": .string(try required("P256DH")),
+                "auth": .string(try required("Auth")),
+            ])
+        }
+
+        var tags: [String] = []
+        if let list = text("Tags") {
+            for piece in list.split(separator: ",", omittingEmptySubsequences: false) {
+                let tag = piece.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !tag.isEmpty else { throw invalid("<Tags> must be a comma-separated list of tags without empty entries") }
+                if !tags.contains(tag) { tags.append(tag) }
+            }
+        }
+
+        var template: RegistrationTemplate?
+        if isTemplate {
+            guard let body = text("BodyTemplate"), !body.allSatisfy(\.isWhitespace) else {
+                throw invalid("<\(name)> needs a <BodyTemplate>, e.g. <BodyTemplate><![CDATA[{\"aps\":{\"alert\":\"$(message)\"}}]]></BodyTemplate>")
+            }
+            var headers: [RegistrationHeader] = []
+            for key in ["ApnsHeaders", "WnsHeaders"] {
+                guard let list = values[key] else { continue }
+                headers = try parseHeaders(list, item: String(key.dropLast()))
+            }
+            if let name = text("TemplateName"), name.isEmpty {
+                throw invalid("<TemplateName> must not be empty; leave it out instead")
+            }
+            template = RegistrationTemplate(
+                name: text("TemplateName"), body: body, expiry: text("Expiry"), priority: text("Priority"),
+                headers: headers)
+        }
+        let registration = Registration(
+            registrationID: text("RegistrationId") ?? "", platform: format.platform, pushChannel: pushChannel,
+            tags: tags, template: template)
+        return Parsed(registration: registration, element: name)
+    }
+
+    static func parseHeaders(_ list: XMLElement, item: String) throws(HubError) -> [RegistrationHeader] {
+        guard list.text.allSatisfy(\.isWhitespace) else {
+            throw invalid("<\(list.name)> must hold only <\(item)> elements, not text")
+        }
+        var headers: [RegistrationHeader] = []
+        for entry in list.children {
+            guard entry.name == item, descriptionNamespaces.contains(entry.namespace) else {
+                throw invalid("<\(entry.name)> is not allowed in <\(list.name)>; it holds <\(item)><Header>…</Header><Value>…</Value></\(item)> elements")
+            }
+            var header: String?
+            var value: String?
+            for part in entry.children {
+                guard part.children.isEmpty, descriptionNamespaces.contains(part.namespace) else {
+                    throw invalid("<\(part.name)> in <\(item)> must be <Header> or <Value> holding text")
+                }
+                switch part.name {
+                case "Header" where header == nil: header = part.text
+                case "Value" where value == nil: value = part.text
+                default: throw invalid("<\(item)> holds one <Header> and one <Value>; <\(part.name)> is not expected")
+                }
+            }
+            guard let header, !header.isEmpty, let value else {
+                throw invalid("every <\(item)> needs a non-empty <Header> and a <Value>")
+            }
+            guard !headers.contains(where: { $0.name.lowercased() == header.lowercased() }) else {
+                throw invalid("header '\(header)' appears twice in <\(list.name)>")
+            }
+            headers.append(RegistrationHeader(name: header, value: value))
+        }
+        return headers
+    }
+
+    static func invalid(_ message: String) -> HubError { HubError(.invalidRegistration, message) }
+
+    // MARK: Writing
+
+    /// The description element of a registration, e.g. `<AppleRegistrationDescription …>…</…>`.
+    public static func description(_ registration: Registration) -> String {
+        guard let format = RegistrationFormat.of(registration.platform) else { return "" }
+        let element = registration.template == nil ? format.nativeElement : format.templateElement
+        var xml = "<\(element) xmlns=\"\(descriptionNamespace)\" xmlns:i=\"\(instanceNamespace)\">"
+        func add(_ name: String, _ value: String) { xml += "<\(name)>\(XMLText.escape(value))</\(name)>" }
+        add("ETag", String(registration.etag))
+        add("ExpirationTime", registration.expirationTime.map(HubDateFormat.string(from:)) ?? neverExpires)
+        add("RegistrationId", registration.registrationID)
+        if !registration.tags.isEmpty { add("Tags", registration.tags.joined(separator: ",")) }
+        switch format.channel {
+        case .element(let name):
+            add(name, registration.pushChannel.storageKey)
+        case .browser:
+            if case .object(let object) = registration.pushChannel {
+                for (name, key) in [("Endpoint", "endpoint"), ("P256DH", "p256dh"), ("Auth", "auth")] {
+                    if case .string(let value)? = object[key] { add(name, value) }
+                }
+            }
+        }
+        if let template = registration.template {
+            xml += "<BodyTemplate>\(XMLText.cdata(template.body))</BodyTemplate>"
+            for part in format.templateElements {
+                switch part {
+                case .expiry: if let expiry = template.expiry { add("Expiry", expiry) }
+                case .templateName: if let name = template.name { add("TemplateName", name) }
+                case .priority: if let priority = template.priority { add("Priority", priority) }
+                case .apnsHeaders: if !template.headers.isEmpty { xml += headers(template.headers, "ApnsHeader") }
+                // Azure's SDKs require WnsHeaders in a Windows template description, so it is always written.
+                case .wnsHeaders: xml += headers(template.headers, "WnsHeader")
+                }
+            }
+        }
+        return xml + "</\(element)>"
+    }
+
+    static func headers(_ headers: [RegistrationHeader], _ item: String) -> String {
+        guard !headers.isEmpty else { return "<\(item)s/>" }
+        var xml = "<\(item)s>"
+        for header in headers {
+            xml += "<\(item)><Header>\(XMLText.escape(header.name))</Header><Value>\(XMLText.escape(header.value))</Value></\(item)>"
+        }
+        return xml + "</\(item)s>"
+    }
+
+    /// The weak ETag header value of a registration, e.g. `W/"3"`.
+    public static func etagHeader(_ registration: Registration) -> String { "W/\"\(registration.etag)\"" }
+
+    /// An Atom entry, as `GET /{hub}/registrations/{id}` answers. `url` is the registration's address.
+    public static func entry(_ registration: Registration, url: String) -> String {
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
+            + entryElement(registration, url: url, declaringAtom: true)
+    }
+
+    static func entryElement(_ registration: Registration, url: String, declaringAtom: Bool) -> String {
+        let etag = XMLText.escapeAttribute(etagHeader(registration))
+        let atom = declaringAtom ? " xmlns=\"\(atomNamespace)\"" : ""
+        let updated = atomDate(registration.lastUpdate ?? Date())
+        let published = atomDate(registration.createdAt ?? registration.lastUpdate ?? Date())
+        return "<entry a:etag=\"\(etag)\"\(atom) xmlns:a=\"\(metadataNamespace)\">"
+            + "<id>\(XMLText.escape(url))</id><title type=\"text\">\(XMLText.escape(registration.registrationID))</title>"
+            + "<published>\(published)</published><updated>\(updated)</updated>"
+            + "<link rel=\"self\" href=\"\(XMLText.escapeAttribute(url))\"/>"
+            + "<content type=\"application/xml\">\(description(registration))</content></entry>"
+    }
+
+    /// An Atom feed of registrations, as the listings answer. `url` is the feed's address; `registrationURL` gives
+    /// each registration's address.
+    public static func feed(
+        _ registrations: [Registration], url: String, updated: Date, registrationURL: (Registration) -> String
+    ) -> String {
+        var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><feed xmlns=\"\(atomNamespace)\">"
+        xml += "<title type=\"text\">Registrations</title><id>\(XMLText.escape(url))</id>"
+        xml += "<updated>\(atomDate(updated))</updated><link rel=\"self\" href=\"\(XMLText.escapeAttribute(url))\"/>"
+        for registration in registrations {
+            xml += entryElement(registration, url: registrationURL(registration), declaringAtom: false)
+        }
+        return xml + "</feed>"
+    }
+
+    /// Atom dates as Azure writes them: UTC to the second, `2018-11-07T00:18:37Z`.
+    static func atomDate(_ date: Date) -> String {
+        Date.ISO8601FormatStyle(includingFractionalSeconds: false).format(date)
+    }
+}
