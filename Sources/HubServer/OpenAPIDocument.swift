@@ -158,7 +158,7 @@ components:
               notificationId: {type: string}
               state: {type: string, enum: [Enqueued, Scheduled, Processing, Completed, Abandoned, NoTargetFound, Cancelled]}
               format: {type: string}
-              audience: {type: string, enum: [all, tags, direct]}
+              audience: {type: string, enum: [all, tags, direct, unknown]}
               tags: {type: string, description: The tag expression of a tags audience.}
               platform: {type: string, description: The platform of a direct send.}
               handles: {type: integer, description: How many handles a direct send names.}
@@ -167,6 +167,7 @@ components:
               startTime: {type: string, format: date-time}
               endTime: {type: string, format: date-time}
               outcomeCounts: {$ref: "#/components/schemas/NotificationDetails/properties/outcomeCounts"}
+              reason: {type: string, description: Why it ended without being delivered, when it did.}
         continuationToken: {type: string}
     HubDescription:
       type: object

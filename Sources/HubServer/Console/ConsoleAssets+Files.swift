@@ -997,6 +997,7 @@ const notificationsView = { pages: [null], page: 0 };
 function audienceText(entry) {
   if (entry.audience === 'tags') return entry.tags;
   if (entry.audience === 'direct') return `${entry.handles} ${entry.platform} handle${entry.handles === 1 ? '' : 's'}`;
+  if (entry.audience === 'unknown') return 'unreadable audience';
   return 'every device';
 }
 
@@ -1080,6 +1081,7 @@ async function renderNotification() {
     ['Scheduled for', data.scheduledTime ? formatTime(data.scheduledTime) : undefined],
     ['Started', formatTime(data.startTime)],
     ['Finished', formatTime(data.endTime)],
+    ['Reason', data.reason ? data.reason : undefined],
   ]);
   const rows = [];
   for (const platform of Object.keys(data.outcomeCounts ?? {}).sort()) {

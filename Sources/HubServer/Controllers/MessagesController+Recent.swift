@@ -45,7 +45,7 @@ extension MessagesController {
                 enqueueTime: overview.enqueueTime, scheduledTime: overview.scheduledTime, startTime: overview.startTime,
                 endTime: overview.endTime, outcomeCounts: [:], reason: overview.reason)
             switch overview.audience {
-            case nil: entry.audience = "unknown"
+            case .unreadable: entry.audience = "unknown"
             case .all: break
             case .tags(let expression):
                 entry.audience = "tags"

@@ -6,8 +6,8 @@ public struct NotificationOverview: Sendable {
     public var id: String
     /// Its format.
     public var format: NotificationFormat
-    /// Whom it is for; `nil` when the stored audience cannot be read (the notification then ends with a reason).
-    public var audience: Audience?
+    /// Whom it is for (``Audience/unreadable(_:)`` when the stored audience cannot be read).
+    public var audience: Audience
     /// Its state.
     public var state: NotificationState
     /// When it was accepted.
@@ -25,7 +25,7 @@ public struct NotificationOverview: Sendable {
 
     /// Creates an overview.
     public init(
-        id: String, format: NotificationFormat, audience: Audience?, state: NotificationState, enqueueTime: Date,
+        id: String, format: NotificationFormat, audience: Audience, state: NotificationState, enqueueTime: Date,
         scheduledTime: Date? = nil, startTime: Date? = nil, endTime: Date? = nil, summary: DispatchSummary = DispatchSummary(),
         reason: String? = nil
     ) {
@@ -125,7 +125,7 @@ extension SQLNotificationStore {
                 throw HubError(.storageFailure, "a stored notification row is incomplete")
             }
             return NotificationOverview(
-                id: id, format: NotificationFormat(format), audience: try? Self.decodeAudience(row.string("audience") ?? "all"),
+                id: id, format: NotificationFormat(format), audience: try Self.readAudience(row.string("audience") ?? "all", lenient: true),
                 state: NotificationState(state), enqueueTime: Date(timeIntervalSince1970: row.double("enqueue_time") ?? 0),
                 scheduledTime: row.double("scheduled_time").map { Date(timeIntervalSince1970: $0) },
                 startTime: row.double("start_time").map { Date(timeIntervalSince1970: $0) },
