@@ -46,7 +46,8 @@ struct HubAuthenticationMiddleware: RouterMiddleware {
                 throw SharedAccessSignature.invalid
             }
             let rights = try token.verify(
-                keys: hub.configuration.keys, hubName: hub.name, requestPath: request.uri.path, now: clock.now())
+                keys: hub.configuration.keys, hubName: hub.name, requestPath: request.uri.path,
+                requestAuthority: request.head.authority ?? request.headers[HTTPField.Name("Host")!], now: clock.now())
             context.caller = .key(name: token.keyName, rights: rights)
         }
         context.hub = hub

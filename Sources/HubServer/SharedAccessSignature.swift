@@ -76,12 +76,13 @@ public struct SharedAccessSignature: Sendable, Hashable {
     ///   its path (scheme and host are ignored, since proxies rewrite them) must name the hub as its first segment
     ///   (case-insensitively, as Azure's clients lowercase the URI they sign), and every further segment must equal
     ///   the request's segment at the same place (exactly: installation ids are case-sensitive). A token for
-    ///   `/demo/installations/a` covers `/demo/installations/a` only, not `…/ab` or `…/A`; an empty `sr`, the bare
-    ///   namespace, dot segments and another hub's URL cover nothing.
+    ///   `/demo/installations/a` covers `/demo/installations/a` only, not `…/ab` or `…/A`; an empty `sr`, dot
+    ///   segments and another hub's URL cover nothing. The bare namespace URL covers the hub only when its host is
+    ///   the request's `Host`.
     ///
     /// Every failure but expiry is ``invalid``.
     public func verify(
-        keys: [AccessKey], hubName: String, requestPath: String, now: Date
+        keys: [AccessKey], hubName: String, requestPath: String, requestAuthority: String? = nil, now: Date
     ) throws(APIError) -> Set<AccessRight> {
         guard expiry > Int(now.timeIntervalSince1970) else {
             throw APIError.unauthorized("the token expired; create a new one")
@@ -91,17 +92,25 @@ public struct SharedAccessSignature: Sendable, Hashable {
         let valid = candidates.contains { candidate in
             Self.constantTimeEquals(Self.sign(resource: resource, expiry: expiry, key: candidate), signature)
         }
-        guard valid, Self.covers(signedResource: resource, hubName: hubName, requestPath: requestPath) else {
+        guard valid,
+            Self.covers(signedResource: resource, hubName: hubName, requestPath: requestPath, requestAuthority: requestAuthority)
+        else {
             throw Self.invalid
         }
         return key.rights
     }
 
     /// Whether a signed resource (as sent in `sr`, still URL-encoded) covers a request path of hub `hubName`.
-    static func covers(signedResource: String, hubName: String, requestPath: String) -> Bool {
-        guard let decoded = signedResource.removingPercentEncoding,
-            let signed = segments(of: path(of: decoded)), let first = signed.first
-        else { return false }
+    ///
+    /// A token signed for the namespace itself (`https://namespace/`, what some Azure clients sign) covers every
+    /// hub path when its host is the one the request was sent to; the signature still binds it to this hub's key.
+    static func covers(signedResource: String, hubName: String, requestPath: String, requestAuthority: String? = nil) -> Bool {
+        guard let decoded = signedResource.removingPercentEncoding else { return false }
+        if path(of: decoded) == "/" {
+            guard let requestAuthority, let authority = authority(of: decoded) else { return false }
+            return authority.lowercased() == requestAuthority.lowercased()
+        }
+        guard let signed = segments(of: path(of: decoded)), let first = signed.first else { return false }
         // The request's own segments are taken as they come (a malformed one is the handler's 400 to give).
         let request = requestPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
             $0.removingPercentEncoding ?? String($0)
@@ -125,6 +134,14 @@ public struct SharedAccessSignature: Sendable, Hashable {
             result.append(segment)
         }
         return result.isEmpty ? nil : result
+    }
+
+    /// The authority (`host[:port]`) of an absolute resource URI, or `nil` for a bare path or an empty host.
+    static func authority(of resource: String) -> String? {
+        guard let scheme = resource.range(of: "://") else { return nil }
+        let rest = resource[scheme.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        return authority.isEmpty ? nil : String(authority)
     }
 
     /// The path part of a resource URI: `https://host/hub/x` → `/hub/x`; a bare path is kept; a query or fragment

@@ -41,8 +41,8 @@ import Testing
                 ("/demo/installations/A", "http://localhost/demo/installations/a"),
                 ("/demo/installations/a", ""),
                 ("/demo/installations/a", "http://x/de"),
-                ("/demo/installations/a", "http://localhost/"),
-                ("/demo/installations/a", "http://localhost"),
+                ("/demo/installations/a", "http://elsewhere/"),
+                ("/demo/installations/a", "/"),
                 ("/demo/installations/a", "http://localhost/demo/installations/./a"),
                 ("/demo/installations/a", "http://localhost/demo/installations/../installations/a"),
                 ("/demo/installations/a", "http://localhost/other"),
@@ -52,6 +52,24 @@ import Testing
                     uri: path, method: .put, headers: [.authorization: token(resource)],
                     body: ByteBuffer(string: APITestHarness.installationJSON(id)))
                 #expect(response.status == .unauthorized, "\(resource) → \(path)")
+            }
+        }
+    }
+
+    /// Some Azure clients sign the namespace URL: it covers the hub when its host is the request's host.
+    @Test func namespaceTokensForThisHost() async throws {
+        try await APITestHarness.run { api in
+            func token(_ resource: String) -> String {
+                SharedAccessSignature.make(resource: resource, keyName: "listen", key: "listen-key-0123456789", expiry: Date() + 60)
+            }
+            for (resource, expected) in [
+                ("https://localhost/", HTTPResponse.Status.notFound), ("sb://LOCALHOST", .notFound),
+                ("https://other.example/", .unauthorized), ("", .unauthorized),
+            ] {
+                let response = try await api.client.execute(
+                    uri: "/demo/installations/x", method: .get, headers: [.authorization: token(resource), HTTPField.Name("Host")!: "localhost"],
+                    body: nil)
+                #expect(response.status == expected, "\(resource)")
             }
         }
     }
