@@ -15,6 +15,9 @@ import Synchronization
 /// |---|---|---|
 /// | PUT, PATCH, GET, DELETE | `/{hub}/installations/{id}` | Listen |
 /// | GET | `/{hub}/installations?tags=&top=&continuationToken=` | Manage |
+/// | GET | `/{hub}/description` | Manage |
+/// | GET | `/{hub}/messages?top=&continuationToken=` (newest first) | Manage |
+/// | GET | `/{hub}/rates?seconds=&step=` | Manage |
 /// | POST | `/{hub}/messages` (`?direct`, `?test`) | Send |
 /// | POST | `/{hub}/messages/$batch?direct` (multipart: notification + devices) | Send |
 /// | GET | `/{hub}/messages/{id}` | Send |
@@ -27,7 +30,8 @@ import Synchronization
 /// | GET | `/{hub}/registrations?$filter=…` | Listen |
 /// | GET | `/{hub}/registrations`, `/{hub}/tags/{tag}/registrations` | Manage |
 ///
-/// Plus `/healthz`, `/metrics` and `/openapi.yaml`. Every hub route is authenticated by
+/// Plus `/healthz`, `/metrics`, `/openapi.yaml`, and the admin console at `/console` when ``console`` is on (see
+/// ``ConsoleController``). Every hub route is authenticated by
 /// ``HubAuthenticationMiddleware`` before its handler runs and before its body is read; each resource has its own
 /// controller.
 public struct HubAPI: Sendable {
@@ -39,6 +43,10 @@ public struct HubAPI: Sendable {
     public let maximumBatchRequestBytes: Int
     /// The Prometheus registry `/metrics` reports, when metrics are on.
     public let metrics: PrometheusCollectorRegistry?
+    /// Whether `/console` serves the admin console.
+    public let console: Bool
+    /// When the configuration the hubs run on was loaded.
+    public let configurationLoadedAt: Date
     let clock: any WallClock
     /// Bearer token verifiers of the hubs with secure push, by hub name.
     let deviceTokenVerifiers: [String: DeviceTokenVerifier]
@@ -48,8 +56,11 @@ public struct HubAPI: Sendable {
     /// - Throws: ``HubError`` when a hub's secure push keys cannot be used.
     public init(
         hubs: [Hub], maximumRequestBytes: Int = 65_536, maximumBatchRequestBytes: Int = 1_048_576,
-        metrics: PrometheusCollectorRegistry? = nil, clock: any WallClock = SystemWallClock()
+        metrics: PrometheusCollectorRegistry? = nil, console: Bool = false, configurationLoadedAt: Date? = nil,
+        clock: any WallClock = SystemWallClock()
     ) throws {
+        self.console = console
+        self.configurationLoadedAt = configurationLoadedAt ?? clock.now()
         self.hubs = Dictionary(hubs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.maximumRequestBytes = maximumRequestBytes
         self.maximumBatchRequestBytes = max(maximumBatchRequestBytes, maximumRequestBytes)
@@ -97,6 +108,9 @@ public struct HubAPI: Sendable {
         ScheduledNotificationsController(api: self).addRoutes(to: hubRoutes)
         SecureNotificationsController(api: self).addRoutes(to: hubRoutes)
         RegistrationsController(api: self).addRoutes(to: hubRoutes)
+        DescriptionController(api: self).addRoutes(to: hubRoutes)
+        RatesController(api: self).addRoutes(to: hubRoutes)
+        if console { ConsoleController<HubRequestContext>().addRoutes(to: router) }
         return router
     }
 

@@ -147,6 +147,75 @@ components:
               properties:
                 name: {type: string}
                 count: {type: integer}
+    RecentNotificationList:
+      type: object
+      properties:
+        notifications:
+          type: array
+          items:
+            type: object
+            properties:
+              notificationId: {type: string}
+              state: {type: string, enum: [Enqueued, Scheduled, Processing, Completed, Abandoned, NoTargetFound, Cancelled]}
+              format: {type: string}
+              audience: {type: string, enum: [all, tags, direct, unknown]}
+              tags: {type: string, description: The tag expression of a tags audience.}
+              platform: {type: string, description: The platform of a direct send.}
+              handles: {type: integer, description: How many handles a direct send names.}
+              enqueueTime: {type: string, format: date-time}
+              scheduledTime: {type: string, format: date-time}
+              startTime: {type: string, format: date-time}
+              endTime: {type: string, format: date-time}
+              outcomeCounts: {$ref: "#/components/schemas/NotificationDetails/properties/outcomeCounts"}
+              reason: {type: string, description: Why it ended without being delivered, when it did.}
+        continuationToken: {type: string}
+    HubDescription:
+      type: object
+      properties:
+        name: {type: string}
+        configuration:
+          type: object
+          properties:
+            loadedAt: {type: string, format: date-time}
+        platforms: {type: array, items: {type: string}}
+        formats: {type: array, items: {type: string}}
+        adapters:
+          type: array
+          items:
+            type: object
+            properties:
+              type: {type: string}
+              platforms: {type: array, items: {type: string}}
+              formats: {type: object, additionalProperties: {type: array, items: {type: string}}}
+              templateFormats: {type: object, additionalProperties: {type: string}}
+              maximumPayloadBytes: {type: integer}
+              state:
+                type: string
+                enum: [idle, delivering, failing]
+                description: "idle: no delivery in the last recentSeconds; failing: platform-side failures (InvalidCredentials, PnsUnavailable, PnsUnreachable, Throttled, Abandoned) outnumber the other outcomes; delivering otherwise."
+              recentOutcomes: {type: object, additionalProperties: {type: integer}}
+              lastDeliveryTime: {type: string, format: date-time}
+        keys:
+          type: array
+          items:
+            type: object
+            properties:
+              name: {type: string}
+              rights: {type: array, items: {type: string, enum: [Listen, Send, Manage]}}
+              hasSecondaryKey: {type: boolean}
+        limits: {type: object, additionalProperties: {type: integer}}
+        delivery: {type: object}
+        storage:
+          type: object
+          properties:
+            kind: {type: string, enum: [sqlite, memory, postgres]}
+            path: {type: string}
+            host: {type: string}
+            database: {type: string}
+            schema: {type: string}
+        securePush: {type: boolean}
+        feedbackWebhook: {type: boolean}
+        recentSeconds: {type: integer}
   responses:
     RegistrationFeed:
       description: "An Atom feed of registrations; x-ms-continuationtoken names the next page."
@@ -257,14 +326,29 @@ paths:
     parameters:
       - $ref: "#/components/parameters/hub"
       - $ref: "#/components/parameters/apiVersion"
-      - {name: direct, in: query, schema: {type: string}, description: "Present: send to ServiceBusNotification-DeviceHandle"}
-      - {name: test, in: query, schema: {type: string}, description: "Present: deliver now to at most 10 devices and return each outcome"}
-      - {name: ServiceBusNotification-Format, in: header, required: true, schema: {type: string}}
-      - {name: ServiceBusNotification-Tags, in: header, schema: {type: string}}
-      - {name: ServiceBusNotification-DeviceHandle, in: header, schema: {type: string}}
-      - {name: Idempotency-Key, in: header, schema: {type: string}}
+    get:
+      summary: The hub's notifications, newest first, with their state and outcome counts so far (Manage).
+      parameters:
+        - {name: top, in: query, schema: {type: integer, minimum: 1, maximum: 1000, default: 50}}
+        - {name: continuationToken, in: query, schema: {type: string}}
+      responses:
+        "200":
+          description: "One page; continuationToken (also the x-ms-continuationtoken header) names the next."
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/RecentNotificationList"}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
     post:
       summary: Send a notification (Send). Platform headers (apns-*, X-WNS-*) pass through.
+      parameters:
+        - {name: direct, in: query, schema: {type: string}, description: "Present: send to ServiceBusNotification-DeviceHandle"}
+        - {name: test, in: query, schema: {type: string}, description: "Present: deliver now to at most 10 devices and return each outcome"}
+        - {name: ServiceBusNotification-Format, in: header, required: true, schema: {type: string}}
+        - {name: ServiceBusNotification-Tags, in: header, schema: {type: string}}
+        - {name: ServiceBusNotification-DeviceHandle, in: header, schema: {type: string}}
+        - {name: Idempotency-Key, in: header, schema: {type: string}}
       requestBody:
         required: true
         content:
@@ -281,6 +365,49 @@ paths:
         "401": {$ref: "#/components/responses/Error"}
         "403": {$ref: "#/components/responses/Error"}
         "413": {$ref: "#/components/responses/Error"}
+  /{hub}/description:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+    get:
+      summary: "What the hub runs with, without secrets: platforms, formats, adapters and their state, key names and rights, limits, delivery settings, storage, when the configuration was loaded (Manage)."
+      responses:
+        "200":
+          description: The description.
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/HubDescription"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+  /{hub}/rates:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - {name: seconds, in: query, schema: {type: integer, minimum: 1, maximum: 3600, default: 3600}, description: The span, ending with the last complete second.}
+      - {name: step, in: query, schema: {type: integer, minimum: 1, default: 1}, description: Seconds summed into each count (at most seconds).}
+    get:
+      summary: "Deliveries per platform and outcome in each step of the last hour, counted by this hub process as fan-outs commit their progress (the counts of hub_notifications_delivered_total; empty after a restart) (Manage)."
+      responses:
+        "200":
+          description: The series.
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  end: {type: string, format: date-time, description: The end of the last step (exclusive).}
+                  seconds: {type: integer}
+                  step: {type: integer}
+                  series:
+                    type: array
+                    items:
+                      type: object
+                      properties:
+                        platform: {type: string}
+                        outcome: {type: string}
+                        counts: {type: array, items: {type: integer}, description: "Deliveries per step, oldest first; divide by step for per second."}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
   /{hub}/messages/$batch:
     parameters:
       - $ref: "#/components/parameters/hub"

@@ -43,7 +43,7 @@ struct Serve: AsyncParsableCommand {
         let server = loaded.configuration.server
         let api = try HubAPI(
             hubs: hubs, maximumRequestBytes: server.maximumRequestBytes,
-            maximumBatchRequestBytes: server.maximumBatchRequestBytes, metrics: registry)
+            maximumBatchRequestBytes: server.maximumBatchRequestBytes, metrics: registry, console: server.console)
         let onRunning: @Sendable (any Channel) async -> Void = { channel in
             logger.notice(
                 "hub is listening",

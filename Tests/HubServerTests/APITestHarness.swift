@@ -28,7 +28,7 @@ struct APITestHarness {
 
     static func run<T: Sendable>(
         limits: HubLimits = HubLimits(), adapters: [RecordingAdapter] = [RecordingAdapter(limit: 2000)],
-        securePush: SecurePushConfiguration? = nil, clock: any WallClock = SystemWallClock(),
+        securePush: SecurePushConfiguration? = nil, console: Bool = false, clock: any WallClock = SystemWallClock(),
         logger: Logger = Logger(label: "test"), _ body: @Sendable (APITestHarness) async throws -> T
     ) async throws -> T {
         let configuration = HubConfiguration(
@@ -37,7 +37,8 @@ struct APITestHarness {
             securePush: securePush)
         let hub = try await Hub.open(configuration: configuration, clock: clock, logger: logger)
         let app = Application(
-            router: try HubAPI(hubs: [hub], maximumRequestBytes: 65_536, clock: clock).makeRouter(), logger: logger)
+            router: try HubAPI(hubs: [hub], maximumRequestBytes: 65_536, console: console, clock: clock).makeRouter(),
+            logger: logger)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
                 try await hub.run()

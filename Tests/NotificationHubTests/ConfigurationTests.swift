@@ -62,6 +62,15 @@ import Testing
         #expect(hub.adapters.platforms == [Platform("test")])
     }
 
+    @Test func theConsoleIsOffByDefaultAndItsPathIsNoHubName() throws {
+        #expect(try load(Self.valid).server.console == false)
+        let on = Self.valid.replacingOccurrences(of: "  port: 9090", with: "  port: 9090\n  console: true")
+        #expect(try load(on).server.console == true)
+        let clash = on.replacingOccurrences(of: "  demo:", with: "  console:")
+        #expect(problems(clash).map(\.message).contains { $0.contains("the hub name 'console' is the admin console's path") })
+        #expect(problems(Self.valid.replacingOccurrences(of: "  demo:", with: "  console:")).isEmpty)
+    }
+
     @Test func reportsEveryProblemWithPlaceAndKeyPath() {
         let yaml = """
             server:

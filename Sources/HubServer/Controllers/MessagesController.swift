@@ -11,6 +11,7 @@ struct MessagesController {
 
     func addRoutes(to routes: Routes) {
         routes.on(.post, "messages") { try await send($0, $1) }
+        routes.on(.get, "messages") { try await recent($0, $1) }
         routes.on(.post, "messages/$batch") { try await batch($0, $1) }
         routes.on(.get, "messages/{notificationId}") { try await details($0, $1) }
         routes.on(.get, "messages/{notificationId}/feedback") { try await feedback($0, $1) }

@@ -31,6 +31,9 @@ public struct HubsConfiguration: Sendable {
         }
         var stores: [String: String] = [:]
         for (name, node) in hubsNode.entries() {
+            if server.console, name.lowercased() == "console" {
+                node.report("the hub name 'console' is the admin console's path while server.console is on; rename the hub")
+            }
             if let hub = HubConfiguration(name: name, node: node, registry: registry, logger: logger) {
                 // Two hubs on one store would share each other's installations and notifications.
                 if let identity = hub.storage.identity {
@@ -87,6 +90,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var requestBodyTimeoutSeconds: Double
     /// Seconds a keep-alive connection may wait for its next request. Default 60.
     public var idleTimeoutSeconds: Double
+    /// Whether `/console` serves the admin console. Default `false`.
+    public var console: Bool
 
     /// PEM file paths for TLS.
     public struct TLS: Sendable, Hashable {
@@ -97,11 +102,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     }
 
     /// Defaults: `127.0.0.1:8080`, no TLS, 64 KiB bodies (1 MiB for `$batch`), 4096 connections, a 10 s header,
-    /// 30 s body and 60 s idle timeout.
+    /// 30 s body and 60 s idle timeout, no console.
     public init(
         host: String = "127.0.0.1", port: Int = 8080, tls: TLS? = nil, maximumRequestBytes: Int = 65_536,
         maximumBatchRequestBytes: Int = 1_048_576, maximumConnections: Int = 4096,
-        requestHeaderTimeoutSeconds: Double = 10, requestBodyTimeoutSeconds: Double = 30, idleTimeoutSeconds: Double = 60
+        requestHeaderTimeoutSeconds: Double = 10, requestBodyTimeoutSeconds: Double = 30, idleTimeoutSeconds: Double = 60,
+        console: Bool = false
     ) {
         self.host = host
         self.port = port
@@ -112,6 +118,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         self.requestHeaderTimeoutSeconds = requestHeaderTimeoutSeconds
         self.requestBodyTimeoutSeconds = requestBodyTimeoutSeconds
         self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.console = console
     }
 
     init(_ node: ConfigurationNode) {
@@ -127,6 +134,7 @@ public struct ServerConfiguration: Sendable, Hashable {
             "requestHeaderTimeoutSeconds", default: requestHeaderTimeoutSeconds, in: 0.1...3600)
         requestBodyTimeoutSeconds = node.seconds("requestBodyTimeoutSeconds", default: requestBodyTimeoutSeconds, in: 0.1...3600)
         idleTimeoutSeconds = node.seconds("idleTimeoutSeconds", default: idleTimeoutSeconds, in: 0.1...86_400)
+        console = node.bool("console", default: console)
         let tlsNode = node.child("tls")
         if tlsNode.isPresent {
             let chain = tlsNode.string("certificateChain", required: true)

@@ -19,6 +19,8 @@ public final class Hub: Service, Sendable {
     public let secureNotifications: any SecureNotificationStore
     /// The fan-out engine.
     public let dispatcher: Dispatcher
+    /// Deliveries per second over the last hour, by platform and outcome.
+    public let deliveryRates = DeliveryRates()
     let database: (any HubDatabase)?
     let clock: any WallClock
     let logger: Logger
@@ -329,6 +331,7 @@ public final class Hub: Service, Sendable {
                     guard try await store.recordCheckpoint(id: id, partition: partition, owner: owner, checkpoint) else {
                         throw lost
                     }
+                    self.countDelivered(checkpoint.summary)
                 }
             }
             var result = DispatchSummary()

@@ -49,6 +49,10 @@ public protocol NotificationStore: Sendable {
     /// Reads a notification and its telemetry.
     func record(id: String) async throws -> NotificationRecord?
 
+    /// Notifications newest first (by enqueue time, then id), after `cursor` (the last of the previous page), at most
+    /// `limit`; without payloads.
+    func recent(after cursor: RecentNotificationCursor?, limit: Int) async throws -> RecentNotificationPage
+
     /// Cancels a notification that has not started; returns whether it was cancelled.
     func cancel(id: String, now: Date) async throws -> Bool
 
