@@ -416,14 +416,7 @@ public final class Hub: Service, Sendable {
                 logger.error("the lease was lost before the outcome was recorded; the next worker resumes the fan-out")
                 return
             }
-            for (platform, outcomes) in summary.counts {
-                for (outcome, count) in outcomes {
-                    Counter(
-                        label: "hub_notifications_delivered_total",
-                        dimensions: [("platform", platform.name), ("outcome", outcome.name)]
-                    ).increment(by: count)
-                }
-            }
+            countDelivered(last.summary)
             // Per-user sends finish thousands of times a second: they are logged at debug level.
             logger.log(
                 level: summary.total >= 100 ? .info : .debug,
