@@ -22,6 +22,7 @@ public final class ConfigurationNode {
         let directory: String
         let environment: [String: String]
         var problems: [ConfigurationProblem] = []
+        var warnings: [ConfigurationProblem] = []
 
         init(file: String, environment: [String: String]) {
             self.file = file
@@ -133,6 +134,21 @@ public final class ConfigurationNode {
     public func report(_ message: String) {
         let mark = node?.mark ?? fallbackMark
         source.problems.append(
+            ConfigurationProblem(
+                file: source.file, line: mark?.line ?? 0, column: mark?.column ?? 0, keyPath: keyPath,
+                message: message))
+    }
+
+    /// Every warning recorded so far for this file: settings that work but deserve a look (deprecated keys, risky
+    /// combinations), in file order.
+    public var warnings: [ConfigurationProblem] {
+        source.warnings.sorted { ($0.line, $0.column) < ($1.line, $1.column) }
+    }
+
+    /// Records a warning at this node (or where it would be). Warnings never fail validation.
+    public func warn(_ message: String) {
+        let mark = node?.mark ?? fallbackMark
+        source.warnings.append(
             ConfigurationProblem(
                 file: source.file, line: mark?.line ?? 0, column: mark?.column ?? 0, keyPath: keyPath,
                 message: message))

@@ -66,16 +66,21 @@ public final class Hub: Service, Sendable {
 
     // MARK: Installations
 
-    /// Validates and stores an installation (create or replace).
-    public func register(_ installation: Installation) async throws -> Installation {
+    /// Validates and stores an installation (create or replace) on behalf of `registrant` (see ``authorize(_:as:)``).
+    public func register(_ installation: Installation, as registrant: Registrant = .unrestricted) async throws -> Installation {
+        var installation = installation
+        try authorize(&installation, as: registrant)
         try validate(installation)
-        return try await installations.upsert(installation)
+        return try await installations.upsert(installation, as: registrant)
     }
 
-    /// Applies a JSON patch to an installation and validates the result before storing it.
-    public func patch(id: String, _ operations: [InstallationPatchOperation]) async throws -> Installation {
-        try await installations.update(id: id) { [self] installation throws(HubError) in
+    /// Applies a JSON patch to an installation `registrant` reaches and checks the result before storing it.
+    public func patch(
+        id: String, _ operations: [InstallationPatchOperation], as registrant: Registrant = .unrestricted
+    ) async throws -> Installation {
+        try await installations.update(id: id, as: registrant) { [self] installation throws(HubError) in
             try installation.apply(operations)
+            try authorize(&installation, as: registrant)
             try validate(installation)
         }
     }
@@ -202,10 +207,12 @@ public final class Hub: Service, Sendable {
         return (try SecurePayloadSealer(key: settings.encryptionKey).open(stored.sealedPayload, id: id), stored.createdAt)
     }
 
-    /// A user's tag set: `username:<user>`, `$UserId:{user}` and the tags of every installation of the user.
+    /// A user's tag set: `username:<user>`, the user's tag in every other user-bound namespace (`user:<user>`),
+    /// `$UserId:{user}` and the tags of every installation of the user.
     public func tags(ofUser user: String) async throws -> Set<String> {
         let userTag = SystemTag.userID(user)
         var tags: Set<String> = ["username:\(user)", userTag]
+        tags.formUnion(configuration.userBoundTags.tags(of: user))
         for try await page in installations.pages(InstallationQuery(expression: .tag(userTag)), pageSize: 100) {
             for installation in page.installations { tags.formUnion(installation.tags) }
         }

@@ -53,6 +53,11 @@ public struct HubError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let preconditionFailed = Code("PreconditionFailed")
         /// The hub has no `securePush` section.
         public static let securePushDisabled = Code("SecurePushDisabled")
+        /// A device user's request names another user: a `userId` or a user-bound tag (`username:…`) that is not
+        /// the token's user.
+        public static let userMismatch = Code("UserMismatch")
+        /// The Listen key tried to bind a device to a user where the hub's policy keeps that to the user's own token.
+        public static let userTokenRequired = Code("UserTokenRequired")
     }
 
     /// What kind of failure this is.
