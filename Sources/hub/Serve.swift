@@ -35,6 +35,9 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "hub")
 
         let loaded = try LoadedConfiguration.load(file: options.config, logger: logger)
+        for warning in loaded.configuration.warnings {
+            logger.warning("configuration warning", metadata: ["config.warning": "\(warning)"])
+        }
         var hubs: [Hub] = []
         for hubConfiguration in loaded.configuration.hubs {
             hubs.append(try await Hub.open(configuration: hubConfiguration, logger: logger))

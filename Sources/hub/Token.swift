@@ -33,7 +33,7 @@ struct Token: AsyncParsableCommand {
 
     @Option(
         name: .customLong("device-user"),
-        help: "Print a device bearer token (HS256 JWT) for this user, signed with the hub's securePush hs256Secret (demos and tests).")
+        help: "Print a device bearer token (HS256 JWT) for this user, signed with the hub's deviceAuthentication hs256Secret (demos and tests).")
     var deviceUser: String?
 
     /// The claims of a demo device token.
@@ -61,8 +61,8 @@ struct Token: AsyncParsableCommand {
             throw ValidationError("hub '\(hubConfiguration.name)' has no key named '\(key ?? "")'")
         }
         if let deviceUser {
-            guard let authentication = hubConfiguration.securePush?.authentication, let secret = authentication.hs256Secret else {
-                throw ValidationError("hub '\(hubConfiguration.name)' has no securePush.authentication.hs256Secret to sign with")
+            guard let authentication = hubConfiguration.deviceAuthentication, let secret = authentication.hs256Secret else {
+                throw ValidationError("hub '\(hubConfiguration.name)' has no deviceAuthentication.hs256Secret to sign with")
             }
             guard authentication.userClaim == "sub" else {
                 throw ValidationError("--device-user signs the sub claim; this hub reads '\(authentication.userClaim)'")

@@ -28,12 +28,15 @@ struct APITestHarness {
 
     static func run<T: Sendable>(
         limits: HubLimits = HubLimits(), adapters: [RecordingAdapter] = [RecordingAdapter(limit: 2000)],
-        securePush: SecurePushConfiguration? = nil, console: Bool = false, clock: any WallClock = SystemWallClock(),
-        logger: Logger = Logger(label: "test"), _ body: @Sendable (APITestHarness) async throws -> T
+        deviceAuthentication: DeviceAuthentication? = nil, listenKey: ListenKeyPolicy = ListenKeyPolicy(),
+        userBoundTags: UserBoundTags = UserBoundTags(), securePush: SecurePushConfiguration? = nil,
+        console: Bool = false, clock: any WallClock = SystemWallClock(), logger: Logger = Logger(label: "test"),
+        _ body: @Sendable (APITestHarness) async throws -> T
     ) async throws -> T {
         let configuration = HubConfiguration(
             name: "demo", keys: keys, storage: .memory, limits: limits,
             delivery: DeliveryConfiguration(initialBackoffSeconds: 0.01), adapters: try AdapterSet(adapters),
+            deviceAuthentication: deviceAuthentication, userBoundTags: userBoundTags, listenKey: listenKey,
             securePush: securePush)
         let hub = try await Hub.open(configuration: configuration, clock: clock, logger: logger)
         let app = Application(

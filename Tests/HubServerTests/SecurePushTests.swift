@@ -19,13 +19,13 @@ import Testing
     static let ecKey = ES256PrivateKey()
 
     static func settings(style: SecurePushConfiguration.APNsStyle = .background) -> SecurePushConfiguration {
-        SecurePushConfiguration(
-            encryptionKey: SymmetricKey(size: .bits256),
-            authentication: .init(
-                issuer: "https://id.example.com", audience: "hub", clockSkewSeconds: 5, hs256Secret: secret,
-                publicKeysPEM: [ecKey.publicKey.pemRepresentation]),
-            apnsStyle: style, alertText: "New secure message")
+        SecurePushConfiguration(encryptionKey: SymmetricKey(size: .bits256), apnsStyle: style, alertText: "New secure message")
     }
+
+    /// How the test hubs verify device tokens: HS256 with ``secret`` or ES256 with ``ecKey``.
+    static let authentication = DeviceAuthentication(
+        issuer: "https://id.example.com", audience: "hub", clockSkewSeconds: 5, hs256Secret: secret,
+        publicKeysPEM: [ecKey.publicKey.pemRepresentation])
 
     struct Claims: JWTPayload {
         var sub: SubjectClaim
@@ -81,7 +81,7 @@ import Testing
             RecordingAdapter(platform: .apns, format: .apple), RecordingAdapter(platform: .wns, format: .windows),
             RecordingAdapter(platform: .fcmv1, format: .fcmv1),
         ]
-        try await APITestHarness.run(adapters: adapters, securePush: Self.settings(), logger: logs.logger()) { api in
+        try await APITestHarness.run(adapters: adapters, deviceAuthentication: Self.authentication, securePush: Self.settings(), logger: logs.logger()) { api in
             try await Self.register(api)
             let tablet = #"{"installationId":"alice-tablet","platform":"fcmv1","pushChannel":"dev-alice-tablet","userId":"alice","tags":["username:alice"]}"#
             #expect(try await api.request(.put, "/demo/installations/alice-tablet", key: "listen", body: tablet).status == .ok)
@@ -148,7 +148,7 @@ import Testing
     }
 
     @Test func badTokensAreRefusedWith401() async throws {
-        try await APITestHarness.run(adapters: Self.adapters, securePush: Self.settings()) { api in
+        try await APITestHarness.run(adapters: Self.adapters, deviceAuthentication: Self.authentication, securePush: Self.settings()) { api in
             try await Self.register(api)
             let created = try await api.request(
                 .post, "/demo/securenotifications", key: "send", body: #"{"payload":"secret","userId":"alice"}"#)
@@ -184,7 +184,7 @@ import Testing
 
     @Test func readOnceExpiryAndPurge() async throws {
         let clock = ManualWallClock(Date())
-        try await APITestHarness.run(adapters: Self.adapters, securePush: Self.settings(), clock: clock) { api in
+        try await APITestHarness.run(adapters: Self.adapters, deviceAuthentication: Self.authentication, securePush: Self.settings(), clock: clock) { api in
             try await Self.register(api)
             let once = try await api.request(
                 .post, "/demo/securenotifications", key: "send",
@@ -206,7 +206,7 @@ import Testing
     }
 
     @Test func createRequestsAreValidated() async throws {
-        try await APITestHarness.run(adapters: Self.adapters, securePush: Self.settings(style: .alert)) { api in
+        try await APITestHarness.run(adapters: Self.adapters, deviceAuthentication: Self.authentication, securePush: Self.settings(style: .alert)) { api in
             let cases: [(String, String, HTTPResponse.Status)] = [
                 (#"{"tags":"a"}"#, "InvalidSecureNotification", .badRequest),
                 (#"{"payload":1}"#, "InvalidSecureNotification", .badRequest),
