@@ -172,6 +172,9 @@ public final class ConfigurationNode {
         return node != nil
     }
 
+    /// Whether the node is a mapping (as opposed to a scalar or a list).
+    var isMapping: Bool { node?.mapping != nil }
+
     /// The child node under `key` (present or not). Reading a key marks it as known.
     public func child(_ key: String) -> ConfigurationNode {
         readKeys.insert(key)

@@ -56,7 +56,7 @@ public struct InstallationWriteLimits: Sendable, Hashable {
     /// A rate mapping, `off`, or the default when absent.
     static func rate(_ node: ConfigurationNode, default value: Rate) -> Rate? {
         guard node.isPresent else { return value }
-        if node.node?.mapping == nil {
+        if !node.isMapping {
             if node.scalarText?.lowercased() == "off" { return nil }
             node.report("expected {perMinute: n, burst: n} or off")
             return value

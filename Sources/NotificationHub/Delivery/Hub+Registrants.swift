@@ -56,10 +56,11 @@ extension Hub {
     private func requireOwnTags(_ tags: [String], user: String) throws(HubError) {
         let namespaces = configuration.userBoundTags
         guard let tag = namespaces.firstForeignTag(in: tags, user: user) else { return }
-        let prefix = namespaces.prefix(of: tag) ?? ""
+        let prefixes = namespaces.prefixes.map { "'\($0)'" }.joined(separator: " or ")
+        let own = namespaces.prefixes.map { "'\($0)\(user.prefix(256))'" }.joined(separator: " or ")
         throw HubError(
             .userMismatch,
-            "tag '\(tag)' names another user; with a user's token, tags starting with \(namespaces.prefixes.map { "'\($0)'" }.joined(separator: " or ")) must name that user ('\(prefix)\(user.prefix(256))')")
+            "tag '\(tag)' names another user; with a user's token, tags starting with \(prefixes) must name that user (\(own))")
     }
 
     /// An installation if `registrant` reaches it; `nil` when it does not exist or belongs to someone out of reach,
