@@ -135,7 +135,9 @@ import Testing
                 // Listings by handle leave out what the registrant does not reach.
                 _ = try await store.putRegistration(Self.registration("r2", handle: "dev-r1"), condition: .unconditional, as: .user("bob"))
                 _ = try await store.putRegistration(Self.registration("r3", handle: "dev-r1"), condition: .unconditional, as: .listenKey)
-                _ = try await store.upsert(Self.installation("i1", user: "alice", handle: "dev-r1"), as: .user("alice"))
+                var apple = Self.installation("i1", user: "alice", handle: "dev-r1")
+                apple.platform = .apns  // a platform with a registration format, so the installation projects one
+                _ = try await store.upsert(apple, as: .user("alice"))
                 let query = RegistrationQuery.channel(handles: ["dev-r1"], platforms: nil)
                 func ids(_ registrant: Registrant) async throws -> [String] {
                     try await store.registrations(query, after: nil, limit: 100, reachableBy: registrant).registrations.map(\.registrationID)
