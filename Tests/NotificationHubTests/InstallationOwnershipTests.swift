@@ -1,6 +1,6 @@
 import Foundation
 import HubTestSupport
-import NotificationHub
+@testable import NotificationHub
 import Testing
 
 /// Who may write, read and delete which rows: the store decides inside its write, on both backends, so a user's
@@ -105,6 +105,31 @@ import Testing
                     #expect(winners == [stored.userID ?? ""])
                     #expect(stored.pushChannel == .handle("dev-\(stored.userID ?? "")"))
                 }
+            }
+        }
+    }
+
+    /// The group commit must not merge two writes of one id when one is guarded: the last would win for both, and
+    /// a user would be told their write succeeded while another user's took the row. Such a batch is refused, so
+    /// the combiner writes its items one by one, in order.
+    @Test(arguments: TestBackend.all)
+    func aBatchWithAGuardedWriteOfARepeatedIDIsWrittenOneByOne(backend: TestBackend) async throws {
+        try await backend.run {
+            try await InstallationStoreTests.withStore { store async throws in
+                let alice = SQLInstallationStore.GuardedWrite(installation: Self.installation("x", user: "alice"), guarded: true)
+                let bob = SQLInstallationStore.GuardedWrite(installation: Self.installation("x", user: "bob"), guarded: true)
+                let backend = SQLInstallationStore.GuardedWrite(installation: Self.installation("x", user: nil), guarded: false)
+                for batch in [[alice, bob], [backend, alice], [alice, backend]] {
+                    await #expect {
+                        try await store.database.transaction { try await SQLInstallationStore.write(batch, on: $0) }
+                    } throws: { Self.isConflict($0) && "\($0)".contains("written twice in one batch") }
+                }
+                #expect(try await store.installation(id: "x") == nil)
+                // Unguarded writes of one id still combine: the last wins, as if they ran in order.
+                let first = SQLInstallationStore.GuardedWrite(installation: Self.installation("y", user: "alice"), guarded: false)
+                let last = SQLInstallationStore.GuardedWrite(installation: Self.installation("y", user: "bob"), guarded: false)
+                try await store.database.transaction { try await SQLInstallationStore.write([first, last], on: $0) }
+                #expect(try await store.installation(id: "y")?.userID == "bob")
             }
         }
     }
