@@ -24,10 +24,26 @@ import Testing
             try await InstallationStoreTests.withStore { store async throws in
                 _ = try await store.upsert(Self.installation("phone", user: "alice"), as: .user("alice"))
                 // Bob cannot replace, patch or delete it; the Listen key under `deny` cannot either.
-                await #expect { try await store.upsert(Self.installation("phone", user: "bob", handle: "dev-bob"), as: .user("bob")) } throws: { Self.isConflict($0) && "\($0)".contains("belongs to another user") }
-                await #expect { try await store.upsert(Self.installation("phone", user: nil, handle: "dev-x"), as: .listenKey) } throws: { Self.isConflict($0) && "\($0)".contains("that user's token") }
-                await #expect { try await store.update(id: "phone", as: .user("bob")) { $0.tags = ["x"] } } throws: { ($0 as? HubError)?.code == .notFound }
-                await #expect { try await store.update(id: "phone", as: .listenKey) { $0.tags = ["x"] } } throws: { ($0 as? HubError)?.code == .notFound }
+                await #expect {
+                    try await store.upsert(Self.installation("phone", user: "bob", handle: "dev-bob"), as: .user("bob"))
+                } throws: {
+                    Self.isConflict($0) && "\($0)".contains("belongs to another user")
+                }
+                await #expect {
+                    try await store.upsert(Self.installation("phone", user: nil, handle: "dev-x"), as: .listenKey)
+                } throws: {
+                    Self.isConflict($0) && "\($0)".contains("that user's token")
+                }
+                await #expect {
+                    try await store.update(id: "phone", as: .user("bob")) { $0.tags = ["x"] }
+                } throws: {
+                    ($0 as? HubError)?.code == .notFound
+                }
+                await #expect {
+                    try await store.update(id: "phone", as: .listenKey) { $0.tags = ["x"] }
+                } throws: {
+                    ($0 as? HubError)?.code == .notFound
+                }
                 #expect(try await store.delete(id: "phone", as: .user("bob")) == false)
                 #expect(try await store.delete(id: "phone", as: .listenKey) == false)
                 let kept = try #require(try await store.installation(id: "phone"))
@@ -55,7 +71,11 @@ import Testing
                 _ = try await store.upsert(Self.installation("tablet", user: nil, handle: "dev-2"), as: .listenKey)
                 let claimed = try await store.update(id: "tablet", as: .user("alice")) { $0.userID = "alice" }
                 #expect(claimed.userID == "alice")
-                await #expect { try await store.upsert(Self.installation("tablet", user: "bob"), as: .user("bob")) } throws: { Self.isConflict($0) }
+                await #expect {
+                    try await store.upsert(Self.installation("tablet", user: "bob"), as: .user("bob"))
+                } throws: {
+                    Self.isConflict($0)
+                }
                 #expect(try await store.installation(id: "tablet")?.userID == "alice")
             }
         }
@@ -65,8 +85,16 @@ import Testing
     func theStoreRefusesAGuardedWriteThatNamesAnotherUser(backend: TestBackend) async throws {
         try await backend.run {
             try await InstallationStoreTests.withStore { store async throws in
-                await #expect { try await store.upsert(Self.installation("a", user: "bob"), as: .user("alice")) } throws: { ($0 as? HubError)?.code == .userMismatch }
-                await #expect { try await store.upsert(Self.installation("a", user: "bob"), as: .listenKey) } throws: { ($0 as? HubError)?.code == .userTokenRequired }
+                await #expect {
+                    try await store.upsert(Self.installation("a", user: "bob"), as: .user("alice"))
+                } throws: {
+                    ($0 as? HubError)?.code == .userMismatch
+                }
+                await #expect {
+                    try await store.upsert(Self.installation("a", user: "bob"), as: .listenKey)
+                } throws: {
+                    ($0 as? HubError)?.code == .userTokenRequired
+                }
                 #expect(try await store.installation(id: "a") == nil)
             }
         }
