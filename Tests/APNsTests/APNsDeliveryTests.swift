@@ -130,8 +130,10 @@ import Testing
             // APNs says the token stopped being valid before the installation was last updated: keep it.
             hub.emulator.setDevice(updatedLater, .expired(Date(timeIntervalSince1970: 1_600_000_000)))
 
+            // Expired channels are applied as the delivery worker would.
             let summary = try await hub.dispatcher.dispatch(
-                Notification(format: .apple, body: #"{"aps":{"alert":"x"}}"#, audience: .tags(try TagExpression(parsing: "t"))))
+                Notification(format: .apple, body: #"{"aps":{"alert":"x"}}"#, audience: .tags(try TagExpression(parsing: "t")))
+            ) { try await hub.store.apply($0.expiredChannels) }
             #expect(summary.counts == [.apns: [.success: 1, .expiredChannel: 2]])
             #expect(try await hub.store.installation(id: "gone")?.expiredPushChannel == true)
             #expect(try await hub.store.installation(id: "later")?.expiredPushChannel == false)
