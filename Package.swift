@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "hub", targets: ["hub"]),
+        .library(name: "AdapterKit", targets: ["AdapterKit"]),
         .library(name: "NotificationHub", targets: ["NotificationHub"]),
         .library(name: "HubServer", targets: ["HubServer"]),
         .library(name: "PushEmulator", targets: ["PushEmulator"]),
@@ -40,8 +41,22 @@ let package = Package(
     ],
     targets: [
         .target(
+            name: "AdapterKit",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "NotificationHub",
             dependencies: [
+                "AdapterKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -78,7 +93,8 @@ let package = Package(
         .target(
             name: "PushEmulator",
             dependencies: [
-                "NotificationHub",
+                "AdapterKit",
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -91,6 +107,7 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
             ],
@@ -99,7 +116,7 @@ let package = Package(
         .target(
             name: "WNS",
             dependencies: [
-                "NotificationHub",
+                "AdapterKit",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -113,7 +130,8 @@ let package = Package(
         .target(
             name: "FCM",
             dependencies: [
-                "NotificationHub",
+                "AdapterKit",
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -156,7 +174,8 @@ let package = Package(
         .target(
             name: "APNs",
             dependencies: [
-                "NotificationHub",
+                "AdapterKit",
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -167,17 +186,6 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Plugins/APNs",
-            swiftSettings: swiftSettings
-        ),
-        .executableTarget(
-            name: "APNsDelivery",
-            dependencies: [
-                "APNs", "PushEmulator", "NotificationHub",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
-            path: "Benchmarks/APNsDelivery",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -268,6 +276,9 @@ let package = Package(
             name: "HubServerTests",
             dependencies: [
                 "HubServer",
+                "APNs",
+                "FCM",
+                "WNS",
                 "NotificationHub",
                 "HubTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -291,6 +302,16 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AdapterKitTests",
+            dependencies: [
+                "AdapterKit",
+                "PushEmulator",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

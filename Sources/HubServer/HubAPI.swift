@@ -430,7 +430,7 @@ public struct HubAPI: Sendable {
         if let accept = request.headers[.accept], accept.contains("xml"), !accept.contains("json") {
             return Response(
                 status: .ok, headers: [.contentType: "application/xml; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: details.xml())))
+                body: .init(byteBuffer: ByteBuffer(string: details.xml(adapters: hub.configuration.adapters))))
         }
         return try json(details)
     }

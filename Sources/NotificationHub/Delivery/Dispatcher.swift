@@ -272,8 +272,8 @@ public struct Dispatcher: Sendable {
                     let rendered = try templates.template(for: value, kind: .text).render(properties)
                     headers[name] = rendered.filter { $0 != "\r" && $0 != "\n" }
                 }
-                if let expiry = template.expiry, headers["apns-expiration"] == nil {
-                    headers["ServiceBusNotification-Expiry"] = try templates.template(for: expiry, kind: .text).render(properties)
+                if let expiry = template.expiry {
+                    adapter.applyTemplateExpiry(try templates.template(for: expiry, kind: .text).render(properties), to: &headers)
                 }
                 result.append(
                     Delivery(

@@ -1,7 +1,7 @@
+import AdapterKit
 import Foundation
 import NIOCore
 import NIOHTTP1
-import NotificationHub
 import Synchronization
 
 extension WNSEmulator {

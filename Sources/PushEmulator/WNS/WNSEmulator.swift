@@ -1,9 +1,9 @@
+import AdapterKit
 import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
 import NIOSSL
-import NotificationHub
 import ServiceLifecycle
 import Synchronization
 
