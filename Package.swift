@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "HubServer", targets: ["HubServer"]),
         .library(name: "PushEmulator", targets: ["PushEmulator"]),
         .library(name: "WNS", targets: ["WNS"]),
+        .library(name: "WebPush", targets: ["WebPush"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -154,6 +155,7 @@ let package = Package(
                 "WNS",
                 "FCM",
                 "APNs",
+                "WebPush",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -186,6 +188,42 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Plugins/APNs",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "WebPush",
+            dependencies: [
+                "AdapterKit",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Plugins/WebPush",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "WebPushDelivery",
+            dependencies: [
+                "NotificationHub", "PushEmulator", "WebPush",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Benchmarks/WebPushDelivery",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "APNsDelivery",
+            dependencies: [
+                "APNs", "PushEmulator", "NotificationHub",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Benchmarks/APNsDelivery",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -301,6 +339,22 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "WebPushTests",
+            dependencies: [
+                "WebPush",
+                "PushEmulator",
+                "NotificationHub",
+                "HubTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
