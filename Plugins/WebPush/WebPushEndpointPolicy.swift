@@ -54,6 +54,11 @@ public struct WebPushEndpointPolicy: Sendable, Hashable {
     }
 
     static func pattern(_ text: String) throws(HubError) -> Pattern {
+        if text.contains("/") {
+            throw HubError(
+                .invalidConfiguration,
+                "the allowed host '\(text)' is not a DNS host name; write host, host:port or *.domain, without scheme or path")
+        }
         var rest = Substring(text.lowercased())
         let wildcard = rest.hasPrefix("*.")
         if wildcard { rest = rest.dropFirst(2) }

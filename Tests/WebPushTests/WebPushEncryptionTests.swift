@@ -60,7 +60,7 @@ import WebPush
         let other = VAPIDKeys.generate()
         #expect((try? VAPIDKeys(publicKey: keys.publicKey, privateKey: keys.privateKeyBase64URL))?.publicKey == keys.publicKey)
         let cases: [(String, String, String)] = [
-            (keys.publicKey, "short", "vapidPrivateKey must be 32 bytes"),
+            (keys.publicKey, "c2hvcnQ", "vapidPrivateKey must be 32 bytes (got 5)"),
             (keys.publicKey, "not base64 !", "vapidPrivateKey is not base64url"),
             (String(keys.publicKey.dropLast(3)), keys.privateKeyBase64URL, "vapidPublicKey must be an uncompressed P-256 point"),
             (other.publicKey, keys.privateKeyBase64URL, "not the public half"),

@@ -109,6 +109,7 @@ import WebPush
             let subscription = try await hub.register("b1")
             let adapter = try hub.makeAdapter {
                 $0.endpointPolicy = try! WebPushEndpointPolicy(allowedHosts: ["localhost:1", "localhost:\(hub.ports.service)"])
+                $0.connectTimeout = .seconds(1)
             }
             let channel = PushChannel.object([
                 "endpoint": .string("https://localhost:1/push/\(subscription.id)"), "p256dh": .string(subscription.p256dh),
