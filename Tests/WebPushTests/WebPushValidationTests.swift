@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Logging
 import NIOCore
+import NotificationHub
 import Testing
 import WebPush
 
@@ -166,6 +167,10 @@ import WebPush
             format: .browser, body: "{}", headers: NotificationHeaders(headers.map { (name: $0.key, value: $0.value) }))
         let message = Self.message { () throws(HubError) in try adapter.validate(notification: content) }
         #expect(message?.contains(expected) == true, "\(headers): \(message ?? "accepted")")
+    }
+
+    @Test func telemetryCallsThePlatformBrowserAsAzureDoes() throws {
+        #expect(try AdapterSet([Self.adapter()]).telemetryName(for: .browser) == "Browser")
     }
 
     @Test func goodSendHeadersPass() throws {

@@ -229,7 +229,7 @@ final class APNsRequestRules: Sendable {
             }
         }
 
-        if apnsID == nil { apnsID = UUID().uuidString }
+        if apnsID == nil { apnsID = UUID().uuidString.lowercased() }
         if configuration.recordCapacity > 0 {
             var recorded: [String: String] = [:]
             for (name, value, _) in headers where !name.hasPrefix(":") && name != "authorization" { recorded[name] = value }
