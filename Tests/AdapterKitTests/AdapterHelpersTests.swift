@@ -2,6 +2,7 @@ import AdapterKit
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NotificationHub
 import PushEmulator
 import Testing
 

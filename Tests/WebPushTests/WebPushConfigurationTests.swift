@@ -1,6 +1,7 @@
 import AdapterKit
 import Foundation
 import Logging
+import NotificationHub
 import PushEmulator
 import Testing
 import WebPush
