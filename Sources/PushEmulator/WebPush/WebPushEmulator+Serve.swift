@@ -118,6 +118,11 @@ extension WebPushEmulator {
             .failure(VAPIDFailure(reason: reason))
         }
         guard let header else { return fail("no Authorization header") }
+        let now = Date().timeIntervalSince1970
+        if let known = state.withLock({ $0.verifiedTokens[header] }) {
+            guard known.expiresAt.timeIntervalSince1970 > now - configuration.clockSkew else { return fail("the JWT has expired") }
+            return .success((known.subject, known.expiresAt, known.key))
+        }
         guard header.lowercased().hasPrefix("vapid ") else { return fail("the Authorization scheme is not vapid") }
         var parameters: [String: String] = [:]
         for part in header.dropFirst(6).split(separator: ",") {
@@ -145,13 +150,17 @@ extension WebPushEmulator {
             return fail("aud must be this push service's origin \(origin)")
         }
         guard case .number(let exp)? = claims["exp"] else { return fail("exp is required") }
-        let now = Date().timeIntervalSince1970
         guard exp > now - configuration.clockSkew else { return fail("the JWT has expired") }
         guard exp <= now + 86_400 + configuration.clockSkew else { return fail("exp is more than 24 hours ahead") }
         guard let subject = claims["sub"]?.stringValue,
             subject.lowercased().hasPrefix("mailto:") || subject.lowercased().hasPrefix("https:")
         else { return fail("sub must be a mailto: or https: URI") }
-        return .success((subject, Date(timeIntervalSince1970: exp), key))
+        let verified = WebPushEmulatorState.VerifiedToken(subject: subject, expiresAt: Date(timeIntervalSince1970: exp), key: key)
+        state.withLock { state in
+            if state.verifiedTokens.count >= 1024 { state.verifiedTokens.removeAll() }
+            state.verifiedTokens[header] = verified
+        }
+        return .success((subject, verified.expiresAt, key))
     }
 
     private func retryAfterValue(_ faults: FaultInjection) -> String {

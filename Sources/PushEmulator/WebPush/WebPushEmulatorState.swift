@@ -59,7 +59,16 @@ struct WebPushEmulatorState {
         case expired
     }
 
+    /// A VAPID token whose signature and claims (other than expiry) were verified.
+    struct VerifiedToken {
+        var subject: String
+        var expiresAt: Date
+        var key: String
+    }
+
     var subscriptions: [String: Lifecycle] = [:]
+    /// Verified `Authorization` values: a repeated token is not verified again, but its expiry is checked every time.
+    var verifiedTokens: [String: VerifiedToken] = [:]
     var scripted: [String: [WebPushEmulator.ScriptedAnswer]] = [:]
     var requestCount = 0
     var messageCounter = 0
