@@ -19,7 +19,8 @@ import WebPush
     ) async throws -> (status: Int, headers: HTTPHeaders) {
         let http = HTTPClient(
             eventLoopGroupProvider: .singleton,
-            configuration: try LazyHTTPClient.configuration(trustingPEM: WebPushHarness.tls.caCertificatePEM))
+            configuration: try LazyHTTPClient.configuration(
+                trustingPEM: WebPushHarness.tls.caCertificatePEM, connectTimeout: .seconds(30)))
         do {
             let answer = try await post(http, hub, to: subscription, body: body, authorization: authorization, headers: headers)
             try await http.shutdown()
@@ -44,7 +45,7 @@ import WebPush
         fields.merge(headers) { $1 }
         for (name, value) in fields { if let value { request.headers.add(name: name, value: value) } }
         request.body = .bytes(ByteBuffer(bytes: payload))
-        let response = try await http.execute(request, timeout: .seconds(10))
+        let response = try await http.execute(request, timeout: .seconds(30))
         _ = try await response.body.collect(upTo: 1 << 16)
         return (Int(response.status.code), response.headers)
     }
@@ -165,7 +166,7 @@ import WebPush
                 var request = HTTPClientRequest(url: "http://127.0.0.1:\(hub.ports.admin)/_emulator/webpush/subscriptions")
                 request.method = .POST
                 request.body = .bytes(ByteBuffer(string: #"{"applicationServerKey":"\#(WebPushHarness.keys.publicKey)"}"#))
-                let response = try await http.execute(request, timeout: .seconds(10))
+                let response = try await http.execute(request, timeout: .seconds(30))
                 answer = (response.status, try await response.body.collect(upTo: 1 << 16))
                 try await http.shutdown()
             } catch {

@@ -35,7 +35,7 @@ struct WebPushHarness: Sendable {
             subject: subject, vapidKeys: keys,
             endpointPolicy: try WebPushEndpointPolicy(allowedHosts: ["localhost:\(port)"]),
             caCertificatePEM: tls.caCertificatePEM, maximumConcurrentRequests: 32, maximumConnectionsPerHost: 4,
-            requestTimeout: .seconds(10))
+            requestTimeout: .seconds(30), connectTimeout: .seconds(30))
     }
 
     /// Makes another adapter against the same emulator (the caller shuts it down).
