@@ -39,18 +39,9 @@ struct NotificationDetails: Encodable {
         reason = record.reason
     }
 
-    /// Azure's element name for a platform's counts, e.g. `ApnsOutcomeCounts`.
-    static func countsElement(_ platform: String) -> String {
-        switch platform {
-        case "apns": "ApnsOutcomeCounts"
-        case "gcm": "GcmOutcomeCounts"
-        case "fcmv1": "FcmV1OutcomeCounts"
-        case "wns": "WnsOutcomeCounts"
-        default: (platform.prefix(1).uppercased() + platform.dropFirst()) + "OutcomeCounts"
-        }
-    }
-
-    func xml() -> String {
+    /// Azure's XML; each platform's counts are in `<{name}OutcomeCounts>`, the name coming from its adapter (e.g.
+    /// `ApnsOutcomeCounts`).
+    func xml(adapters: AdapterSet) -> String {
         func time(_ name: String, _ date: Date?) -> String {
             date.map { "<\(name)>\(HubDateFormat.string(from: $0))</\(name)>" } ?? ""
         }
@@ -63,7 +54,7 @@ struct NotificationDetails: Encodable {
         xml += time("StartTime", startTime) + time("EndTime", endTime)
         xml += "<TargetPlatforms>\(XMLText.escape(targetPlatforms.joined(separator: ",")))</TargetPlatforms>"
         for platform in outcomeCounts.keys.sorted() {
-            let element = Self.countsElement(platform)
+            let element = adapters.telemetryName(for: Platform(platform)) + "OutcomeCounts"
             xml += "<\(element)>"
             for outcome in outcomeCounts[platform] ?? [] {
                 xml += "<Outcome><Name>\(XMLText.escape(outcome.name))</Name><Count>\(outcome.count)</Count></Outcome>"
