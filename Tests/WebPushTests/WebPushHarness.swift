@@ -95,7 +95,10 @@ struct WebPushHarness: Sendable {
     func send(
         _ body: String, format: NotificationFormat = .browser, headers: NotificationHeaders = [:], to audience: Audience = .all
     ) async throws -> DispatchSummary {
-        try await dispatcher.dispatch(NotificationHub.Notification(format: format, body: body, headers: headers, audience: audience))
+        // Expired channels are applied as the delivery worker would.
+        try await dispatcher.dispatch(NotificationHub.Notification(format: format, body: body, headers: headers, audience: audience)) {
+            try await self.store.apply($0.expiredChannels)
+        }
     }
 
     /// Delivers one payload straight through an adapter, to read a single result.
