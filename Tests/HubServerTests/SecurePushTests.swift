@@ -1,4 +1,6 @@
+import APNs
 import Crypto
+import FCM
 import Foundation
 import HTTPTypes
 import HubServer
@@ -9,6 +11,7 @@ import JWTKit
 import NIOCore
 import NotificationHub
 import Testing
+import WNS
 
 /// Secure push through the API: id-only pushes on every platform, bearer-token checks, no existence oracle, no
 /// payload in logs or in the database.
@@ -55,7 +58,10 @@ import Testing
     }
 
     static var adapters: [RecordingAdapter] {
-        [RecordingAdapter(platform: .apns, format: .apple), RecordingAdapter(platform: .wns, format: .windows)]
+        [
+            RecordingAdapter(platform: .apns, format: .apple, announce: APNsAdapter.announcements(for:)),
+            RecordingAdapter(platform: .wns, format: .windows, announce: WNSAdapter.announcements(for:)),
+        ]
     }
 
     static func register(_ api: APITestHarness) async throws {
@@ -78,8 +84,9 @@ import Testing
     @Test func onlyTheIdTravelsAndOnlyTheRightUserReads() async throws {
         let logs = CapturedLogs()
         let adapters = [
-            RecordingAdapter(platform: .apns, format: .apple), RecordingAdapter(platform: .wns, format: .windows),
-            RecordingAdapter(platform: .fcmv1, format: .fcmv1),
+            RecordingAdapter(platform: .apns, format: .apple, announce: APNsAdapter.announcements(for:)),
+            RecordingAdapter(platform: .wns, format: .windows, announce: WNSAdapter.announcements(for:)),
+            RecordingAdapter(platform: .fcmv1, format: .fcmv1, announce: FCMAdapter.announcements(for:)),
         ]
         try await APITestHarness.run(adapters: adapters, deviceAuthentication: Self.authentication, securePush: Self.settings(), logger: logs.logger()) { api in
             try await Self.register(api)

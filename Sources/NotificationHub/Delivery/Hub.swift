@@ -179,15 +179,12 @@ public final class Hub: Service, Sendable {
                 id: id, audience: audience.description, sealedPayload: sealed, createdAt: now, expiresAt: expiresAt,
                 readOnce: readOnce))
         var notificationIDs: [String] = []
-        for format in configuration.adapters.formats {
-            guard
-                let announcement = SecurePushAnnouncement.make(
-                    format: format, id: id, style: settings.apnsStyle, alertText: settings.alertText)
-            else { continue }
+        let request = SecureAnnouncementRequest(id: id, alertText: settings.apnsStyle == .alert ? settings.alertText : nil)
+        for announcement in configuration.adapters.secureAnnouncements(for: request) {
             var headers = announcement.headers
             headers["ServiceBusNotification-Expiry"] = HubDateFormat.string(from: expiresAt)
             let notification = Notification(
-                format: format, body: announcement.body, headers: headers, audience: .tags(audience), createdAt: now)
+                format: announcement.format, body: announcement.body, headers: headers, audience: .tags(audience), createdAt: now)
             notificationIDs.append(try await enqueue(notification))
         }
         return SecureSend(id: id, notificationIDs: notificationIDs, expiresAt: expiresAt)

@@ -30,3 +30,11 @@ public enum Registrant: Sendable, Hashable {
         }
     }
 }
+
+extension HubError.Code {
+    /// A device user's request names another user: a `userId` or a user-bound tag (`username:…`) that is not the
+    /// token's user.
+    public static let userMismatch = HubError.Code("UserMismatch")
+    /// The Listen key tried to bind a device to a user where the hub's policy keeps that to the user's own token.
+    public static let userTokenRequired = HubError.Code("UserTokenRequired")
+}

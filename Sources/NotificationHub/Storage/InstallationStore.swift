@@ -170,6 +170,20 @@ extension InstallationStore {
 }
 
 extension InstallationStore {
+    /// Applies expired-channel marks one by one, for callers that run the ``Dispatcher`` without a delivery worker
+    /// (adapter tests, tools). The worker applies them in its checkpoint's transaction instead.
+    public func apply(_ marks: [ExpiredChannel]) async throws {
+        for mark in marks {
+            switch mark.policy {
+            case .markExpired:
+                try await markChannelExpired(
+                    installationID: mark.installationID, pushChannel: mark.pushChannel, notUpdatedAfter: mark.expiredAt)
+            case .delete:
+                try await deleteIfChannel(installationID: mark.installationID, pushChannel: mark.pushChannel)
+            }
+        }
+    }
+
     /// Streams every installation a query selects after `cursor`, one page at a time.
     public func pages(_ query: InstallationQuery, pageSize: Int, after cursor: InstallationCursor? = nil) -> InstallationPages {
         InstallationPages(store: self, query: query, pageSize: pageSize, start: cursor)

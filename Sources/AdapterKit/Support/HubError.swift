@@ -1,4 +1,4 @@
-/// The error type of the core library.
+/// The error type of the hub and its adapters.
 ///
 /// Every failure that a caller can act on carries a machine-readable ``Code`` and a message that says what to fix.
 /// The REST layer maps codes to HTTP statuses; the core never speaks HTTP.
@@ -53,11 +53,6 @@ public struct HubError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let preconditionFailed = Code("PreconditionFailed")
         /// The hub has no `securePush` section.
         public static let securePushDisabled = Code("SecurePushDisabled")
-        /// A device user's request names another user: a `userId` or a user-bound tag (`username:…`) that is not
-        /// the token's user.
-        public static let userMismatch = Code("UserMismatch")
-        /// The Listen key tried to bind a device to a user where the hub's policy keeps that to the user's own token.
-        public static let userTokenRequired = Code("UserTokenRequired")
     }
 
     /// What kind of failure this is.
