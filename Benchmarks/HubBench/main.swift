@@ -225,7 +225,11 @@ let emulator = APNsEmulator(
         port: 0, teamID: teamID, keyID: keyID, publicKey: key.publicKey, topics: [topic], recordCapacity: 0),
     tls: tls, logger: logger)
 let emulatorPort = try await emulator.start()
-let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+// Enough connections for the per-user scenarios' 64 senders and paced bursts.
+let http = HTTPClient(
+    eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+    configuration: HTTPClient.Configuration(
+        connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 128)))
 
 func deviceToken(_ index: Int) -> String {
     String(format: "%016x", index) + String(repeating: "ab", count: 24)

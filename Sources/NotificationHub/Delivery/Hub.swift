@@ -27,6 +27,8 @@ public final class Hub: Service, Sendable {
     let owner = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
     private let work = WorkSignal()
     private let inFlight = Mutex(0)
+    /// The partitions this process is delivering (`id#partition`).
+    private let active = Mutex<Set<String>>([])
 
     /// Creates a hub over given stores.
     public init(
@@ -266,6 +268,11 @@ public final class Hub: Service, Sendable {
                                 if case .ended(let id, let reason) = claim { recordEnded(id: id, reason: reason, kind: "unreadable") }
                                 continue
                             }
+                            // A lease that ran out while this process was still delivering the partition (a stall)
+                            // can come back to the same process, whose lease owner is the same: the worker that
+                            // holds it goes on, and no second one starts.
+                            let key = "\(claimed.record.notification.id)#\(claimed.partition)"
+                            guard active.withLock({ $0.insert(key).inserted }) else { continue }
                             inFlight.withLock { $0 += 1 }
                             // A new notification's other partitions are ready for other workers right away.
                             if claimed.partition == 0 && claimed.cursor == nil && configuration.delivery.partitions > 1 {
@@ -273,6 +280,7 @@ public final class Hub: Service, Sendable {
                             }
                             group.addTask {
                                 await self.process(claimed)
+                                _ = self.active.withLock { $0.remove(key) }
                                 self.inFlight.withLock { $0 -= 1 }
                                 self.work.signal()
                             }
