@@ -116,7 +116,7 @@ import Testing
                         return true
                     }
                     race.addTask {
-                        try await Task.sleep(for: .seconds(20))
+                        try await Task.sleep(for: .seconds(60))
                         return false
                     }
                     let first = try await race.next()!
