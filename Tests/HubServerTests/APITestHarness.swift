@@ -74,6 +74,17 @@ struct APITestHarness {
             uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
     }
 
+    /// Waits (bounded) until the hub's delivery rates have counted `total` deliveries in the second of `time`: the
+    /// worker counts a notification's deliveries once their commit returns, just after its final state is visible.
+    func waitForCounted(_ total: Int, at time: Date) async throws {
+        for _ in 0..<3000 {
+            let snapshot = hub.deliveryRates.snapshot(endingAt: time + 1, seconds: 2)
+            if snapshot.series.values.reduce(0, { $0 + $1.reduce(0, +) }) >= total { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw HubError(.conflict, "the deliveries were not counted")
+    }
+
     /// Polls telemetry until the notification reaches a final state (bounded generously for loaded machines).
     func waitForFinal(_ id: String) async throws -> NotificationRecord {
         for _ in 0..<3000 {

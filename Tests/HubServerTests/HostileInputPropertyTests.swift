@@ -14,19 +14,7 @@ import Testing
 @Suite struct HostileInputPropertyTests {
     static let cases = 5000
 
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-
-        mutating func pick<T>(_ values: [T]) -> T { values[Int.random(in: 0..<values.count, using: &self)] }
-        mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &self) < percent }
-    }
+    typealias Generator = SplitMix
 
     /// Pieces hostile strings are made of.
     static let atoms: [String] = [
@@ -115,7 +103,7 @@ import Testing
 
     @Test func generatedHostileRequestsNeverFailTheHub() async throws {
         try await APITestHarness.run(adapters: SecurePushTests.adapters.map { $0 } + [RecordingAdapter()], deviceAuthentication: SecurePushTests.authentication, securePush: SecurePushTests.settings()) { api in
-            var random = Generator(state: 0x5EED_2026)
+            var random = Generator(seed: 0x5EED_2026)
             var accepted = 0
             var statuses: [Int: Int] = [:]
             for index in 0..<Self.cases {
@@ -180,4 +168,9 @@ import Testing
             try await HostileInputTests.expectDeliveryStillWorks(api, id: "after-the-storm")
         }
     }
+}
+
+extension SplitMix {
+    mutating func pick<T>(_ values: [T]) -> T { values[Int.random(in: 0..<values.count, using: &self)] }
+    mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &self) < percent }
 }

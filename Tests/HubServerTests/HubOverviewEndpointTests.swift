@@ -61,6 +61,8 @@ import Testing
             api.adapter.script("dev-c", [DeliveryResult(.badChannel, reason: "BadDeviceToken")])
             let sent = try await api.request(.post, "/demo/messages", key: "send", headers: Self.sendHeaders(tags: "t"), body: "{}")
             _ = try await api.waitForFinal(try #require(sent.headers[HTTPField.Name("TrackingId")!]))
+            // Deliveries are counted once their commit returns, just after the final state is visible.
+            try await api.waitForCounted(3, at: clock.now())
             let after = try #require(try await api.request(.get, "/demo/description").json)
             let busy = try #require((after["adapters"] as? [[String: Any]])?.first)
             #expect(busy["state"] as? String == "delivering")
@@ -129,6 +131,7 @@ import Testing
             api.adapter.script("dev-i4", [DeliveryResult(.expiredChannel, reason: "Unregistered")])
             let sent = try await api.request(.post, "/demo/messages", key: "send", headers: Self.sendHeaders(tags: "t"), body: "{}")
             _ = try await api.waitForFinal(try #require(sent.headers[HTTPField.Name("TrackingId")!]))
+            try await api.waitForCounted(5, at: clock.now())
             // The deliveries were counted in the clock's current second, which is reported once it is complete.
             clock.advance(by: 1)
             let response = try await api.request(.get, "/demo/rates?seconds=60")

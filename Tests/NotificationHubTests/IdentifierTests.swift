@@ -1,4 +1,5 @@
 import Foundation
+import HubTestSupport
 import NotificationHub
 import Testing
 
@@ -29,16 +30,7 @@ import Testing
 
 /// Stored audiences round-trip: whatever expression the parser produces prints to text that parses back to it.
 @Suite struct TagExpressionRoundTripTests {
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias Generator = SplitMix
 
     static let tagCharacters = Array("abcxyzABC0129_@#.:-")
     static let idCharacters = Array("ab-é😀:@.+=") + ["\u{E9}"]
@@ -80,7 +72,7 @@ import Testing
     }
 
     @Test func parseOfPrintIsIdentity() throws {
-        var random = Generator(state: 20_261_124)
+        var random = Generator(seed: 20_261_124)
         let unlimited = TagExpression.Limits(maximumTagsOrOnly: .max, maximumTags: .max, maximumDepth: 1024)
         for _ in 0..<5000 {
             let original = Self.expression(&random, depth: 5)
