@@ -4,7 +4,8 @@
 //   Benchmarks/run.sh                                    # builds, installs the load tools, runs everything
 //   Benchmarks/run.sh --sizes 10000,100000 --skip-peer   # a quicker pass
 //   Benchmarks/run.sh --postgres postgres://… --nodes 2 --sizes 100000 --skip-peer --skip-wrk --skip-resolution
-//                                                        # fan-out on PostgreSQL shared by two hub processes
+//                                                        # fan-out and per-user sends (--per-user N, default 5000) on
+//                                                        # PostgreSQL shared by two hub processes, with each node's share
 //
 // Scenarios: the emulator's ceiling (h2load), the hub's fan-out through the REST API (native and template) with the
 // hub's peak RSS, the aioapns peer against the same emulator, audience resolution over the SQLite store, and the API
@@ -40,6 +41,8 @@ struct Options {
     /// Runs the fan-out scenarios on PostgreSQL (a URL) instead of SQLite, with `nodes` hub processes.
     var postgres: String?
     var nodes = 1
+    /// Per-user sends of the PostgreSQL scenario.
+    var perUser = 5000
     var keep = false
 
     init(_ arguments: [String]) {
@@ -67,6 +70,7 @@ struct Options {
             case "--skip-resolution": skipResolution = true
             case "--postgres": postgres = value()
             case "--nodes": nodes = max(1, Int(value()) ?? 1)
+            case "--per-user": perUser = max(1, Int(value()) ?? perUser)
             case "--keep": keep = true
             default:
                 FileHandle.standardError.write(Data("unknown option \(argument)\n".utf8))
@@ -156,12 +160,12 @@ final class HubServerProcess {
     let logPath: String
     private(set) var port = 0
 
-    init(executable: String, configuration: String, logPath: String) throws {
+    init(executable: String, configuration: String, logPath: String, nodeName: String? = nil) throws {
         self.logPath = logPath
         FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["serve", "-c", configuration, "--log-level", "notice"]
+        process.arguments = ["serve", "-c", configuration, "--log-level", "notice"] + (nodeName.map { ["--node-name", $0] } ?? [])
         process.standardOutput = log
         process.standardError = log
         try process.run()
@@ -394,6 +398,72 @@ func runWrk(name: String, script: String, port: Int) async throws {
     figure("api.\(name).p99", p99, "ms", decimals: 2)
 }
 
+// MARK: Several nodes
+
+/// Deliveries each node counted (`hub_notifications_delivered_total` on its `/metrics`, summed over platforms and
+/// outcomes).
+func delivered(by nodes: [HubServerProcess]) async throws -> [Int] {
+    var counts: [Int] = []
+    for node in nodes {
+        let response = try await http.execute(HTTPClientRequest(url: "http://127.0.0.1:\(node.port)/metrics"), timeout: .seconds(10))
+        let text = String(buffer: try await response.body.collect(upTo: 1 << 22))
+        counts.append(
+            text.split(separator: "\n").filter { $0.hasPrefix("hub_notifications_delivered_total{") }
+                .reduce(0) { $0 + Int(Double($1.split(separator: " ").last ?? "") ?? 0) })
+    }
+    return counts
+}
+
+/// Prints each node's share of what was delivered between two readings of ``delivered(by:)``, and fails when a
+/// node of several delivered nothing: such a figure would be one node's.
+func reportShares(_ name: String, before: [Int], after: [Int]) throws {
+    let shares = zip(after, before).map { $0 - $1 }
+    let total = max(1, shares.reduce(0, +))
+    for (index, share) in shares.enumerated() {
+        figure("\(name).share.node\(index)", 100 * Double(share) / Double(total), "%", decimals: 1)
+    }
+    say("  \(name) per node: \(shares.map(String.init).joined(separator: " / "))")
+    if shares.count > 1, shares.contains(0) {
+        throw BenchmarkFailure("\(name): a node delivered nothing (\(shares)); this is not a \(shares.count)-node figure")
+    }
+}
+
+/// Sends `count` per-user notifications (tag `user:<i>`, one device each) through the hub, 32 at a time, and waits
+/// until the emulator accepted them all; returns the seconds from the first request to the last acceptance.
+func perUserSends(port: Int, count: Int) async throws -> Double {
+    let before = emulator.acceptedCount
+    let started = ContinuousClock.now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for lane in 0..<32 {
+            group.addTask {
+                for user in stride(from: lane, to: count, by: 32) {
+                    var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/\(hubName)/messages?api-version=2015-01")
+                    request.method = .POST
+                    request.headers.add(name: "Authorization", value: token(port: port))
+                    request.headers.add(name: "ServiceBusNotification-Format", value: "apple")
+                    request.headers.add(name: "ServiceBusNotification-Tags", value: "user:\(user)")
+                    request.headers.add(name: "Content-Type", value: "application/json")
+                    request.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":"Hello, user"}}"#))
+                    let response = try await http.execute(request, timeout: .seconds(30))
+                    guard response.status == .created else { throw BenchmarkFailure("a per-user send was refused: \(response.status)") }
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+    var lastProgress = (count: emulator.acceptedCount, at: ContinuousClock.now)
+    while emulator.acceptedCount < before + count {
+        try await Task.sleep(for: .milliseconds(2))
+        let accepted = emulator.acceptedCount
+        if accepted != lastProgress.count {
+            lastProgress = (accepted, ContinuousClock.now)
+        } else if ContinuousClock.now - lastProgress.at > .seconds(60) {
+            throw BenchmarkFailure("per-user sends stalled at \(accepted - before) of \(count)")
+        }
+    }
+    return seconds(ContinuousClock.now - started)
+}
+
 var hubRates: [Int: Double] = [:]
 do {
     // On PostgreSQL, figures are prefixed with the store and the number of nodes sharing the work.
@@ -408,16 +478,29 @@ do {
         do {
             for node in 0..<options.nodes {
                 let process = try HubServerProcess(
-                    executable: options.hub, configuration: configurationPath, logPath: directory + "/hub-\(size)-\(node).log")
+                    executable: options.hub, configuration: configurationPath, logPath: directory + "/hub-\(size)-\(node).log",
+                    nodeName: options.postgres == nil ? nil : "node\(node)")
                 nodes.append(process)
                 try await process.waitUntilListening()
             }
             let hub = nodes[0]
             // One warm-up send to a single device opens the connections and raises the stream limit.
             _ = try await fanOut(port: hub.port, format: "apple", body: #"{"aps":{"alert":"warm-up"}}"#, tags: "user:0", count: 1)
+            if options.nodes > 1 {
+                // Every node has joined (heartbeats) before the send, as in a running deployment.
+                try await Task.sleep(for: .seconds(3))
+            }
+            var counts = options.postgres == nil ? [] : try await delivered(by: nodes)
             let native = try await fanOut(
                 port: hub.port, format: "apple", body: #"{"aps":{"alert":"Hello from the benchmark","badge":1}}"#, tags: "bench",
                 count: size)
+            if options.postgres != nil {
+                // Each node's counts are committed with its partitions' finishes, a moment after the last delivery.
+                try await Task.sleep(for: .milliseconds(500))
+                let after = try await delivered(by: nodes)
+                try reportShares("\(scenario)fanout.native.\(size)", before: counts, after: after)
+                counts = after
+            }
             let rate = Double(size) / native
             hubRates[size] = rate
             figure("\(scenario)fanout.native.\(size)", rate, "notifications/s")
@@ -429,6 +512,18 @@ do {
                 count: size)
             figure("\(scenario)fanout.template.\(size)", Double(size) / template, "notifications/s")
             figure("\(scenario)fanout.template.\(size).time", template, "s", decimals: 2)
+            if options.postgres != nil {
+                try await Task.sleep(for: .milliseconds(500))
+                let after = try await delivered(by: nodes)
+                try reportShares("\(scenario)fanout.template.\(size)", before: counts, after: after)
+                counts = after
+                // Per-user sends through the first node, delivered by every node.
+                let users = min(size, options.perUser)
+                let perUser = try await perUserSends(port: hub.port, count: users)
+                figure("\(scenario)peruser.\(users)", Double(users) / perUser, "notifications/s")
+                try await Task.sleep(for: .milliseconds(500))
+                try reportShares("\(scenario)peruser.\(users)", before: counts, after: try await delivered(by: nodes))
+            }
             figure("\(scenario)hub.peakRSS.afterTemplate.\(size)", hub.peakRSSMiB, "MiB", decimals: 1)
             if size == options.sizes.min() && !options.skipWrk {
                 try await runWrk(name: "\(scenario)putInstallations", script: "put-installations.lua", port: hub.port)

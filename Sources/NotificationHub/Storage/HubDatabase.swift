@@ -104,9 +104,24 @@ public protocol HubDatabase: Sendable {
 
     /// Closes the database.
     func close() async throws
+
+    /// Inside a transaction: tells every node listening on the database (``listenForWork(_:)``) that there is new
+    /// work once the transaction commits. `sender` comes back to the listeners, so a node can ignore its own news.
+    /// Nothing on a database that only one process uses.
+    func notifyWork(from sender: String, on connection: any SQLExecutor) async throws
+
+    /// Listens for ``notifyWork(from:on:)`` from any node, calling `wake` with the sender once listening has started
+    /// (with an empty sender: work may have been announced while nobody listened) and for each announcement, until
+    /// the task is cancelled or the connection is lost (which throws). Returns at once on a database that only one
+    /// process uses.
+    func listenForWork(_ wake: @escaping @Sendable (_ sender: String) -> Void) async throws
 }
 
 extension HubDatabase {
+    public func notifyWork(from sender: String, on connection: any SQLExecutor) async throws {}
+
+    public func listenForWork(_ wake: @escaping @Sendable (_ sender: String) -> Void) async throws {}
+
     /// Runs a read-only statement without binds.
     public func read(_ sql: String) async throws -> [SQLRow] {
         try await read(sql, [])

@@ -99,6 +99,25 @@ public final class PostgresHubDatabase: HubDatabase {
         await running.value
     }
 
+    /// The `NOTIFY` channel of this hub's schema (a channel name is at most 63 bytes).
+    var workChannel: String { String(("hub_work_" + settings.schema).prefix(63)) }
+
+    public func notifyWork(from sender: String, on connection: any SQLExecutor) async throws {
+        _ = try await connection.query("SELECT pg_notify(?, ?)", [.text(workChannel), .text(sender)])
+    }
+
+    public func listenForWork(_ wake: @escaping @Sendable (_ sender: String) -> Void) async throws {
+        let channel = workChannel
+        try await client.withConnection { connection in
+            try await connection.listen(on: channel) { notifications in
+                wake("")
+                for try await notification in notifications { wake(notification.payload) }
+            }
+        }
+        try Task.checkCancellation()
+        throw HubError(.storageFailure, "the connection listening for work closed")
+    }
+
     /// Runs statements on one connection: `?` placeholders become `$1, $2, …`, values are converted both ways.
     struct Executor: SQLExecutor {
         let connection: PostgresConnection
