@@ -206,6 +206,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "StoreCapacity",
+            dependencies: ["NotificationHub", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/StoreCapacity",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "WNSDelivery",
             dependencies: [
                 "NotificationHub", "PushEmulator", "WNS",
