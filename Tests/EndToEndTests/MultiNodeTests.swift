@@ -4,6 +4,7 @@ import Foundation
 import HubTestSupport
 import Logging
 import NIOCore
+import NIOHTTP1
 import NotificationHub
 import PushEmulator
 import Testing
@@ -80,7 +81,7 @@ import Testing
         static func start(delivery: DeliverySettings, proxy: TCPProxy? = nil, url: String? = nil) async throws -> Cluster {
             let directory = NSTemporaryDirectory() + "hub-nodes-\(UUID().uuidString.prefix(8))"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let url = try await url ?? TestPostgres.shared.url()
+            let url = try await resolve(url)
             let schema = "nodes_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
             let apns = try await EmulatedAPNs.start(directory: directory)
             try await MultiNodeTests.prepare(url: url, schema: schema)
@@ -103,6 +104,12 @@ import Testing
             let joined = try await waitUntil(timeout: .seconds(60)) { try await cluster.liveNodes(via: 0).count == 2 }
             #expect(joined, "both nodes are listed: \(cluster.tails)")
             return cluster
+        }
+
+        /// The given database URL, or the test server's.
+        static func resolve(_ url: String?) async throws -> String {
+            if let url { return url }
+            return try await TestPostgres.shared.url()
         }
 
         var tails: String { nodes.map { $0.logTail() }.joined(separator: "\n---\n") }

@@ -1,4 +1,5 @@
 import Metrics
+import Synchronization
 
 extension Hub {
     /// Counts committed deliveries: the `hub_notifications_delivered_total` metric by platform, outcome and node,

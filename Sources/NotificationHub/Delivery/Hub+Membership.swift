@@ -1,6 +1,7 @@
 import Logging
 import Metrics
 import ServiceLifecycle
+import Synchronization
 
 /// What a node knows of the hub's nodes.
 struct Membership: Sendable {
@@ -24,7 +25,12 @@ extension Hub {
         let delivered = membership.withLock { $0.delivered }
         let node = HubNode(id: owner, name: nodeName, startedTime: startedTime, heartbeatTime: now, delivered: delivered)
         do {
-            let live = try await notifications.heartbeat(node, now: now)
+            // A heartbeat that a lost connection holds up counts as failed, and the next one is on time.
+            let store = notifications
+            let live = try await withTimeLimit(
+                .seconds(HubNode.heartbeatSeconds * 2),
+                timeout: HubError(.storageFailure, "the heartbeat was not recorded within \(Int(HubNode.heartbeatSeconds * 2)) s")
+            ) { try await store.heartbeat(node, now: now) }
             let names = live.map(\.name)
             let (before, failed) = membership.withLock { state in
                 defer {

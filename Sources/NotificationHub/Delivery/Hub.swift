@@ -432,6 +432,8 @@ public final class Hub: Service, Sendable {
             // A partition taken over from a crashed worker resumes after its last checkpoint.
             if let cursor = work.cursor {
                 logger.info("resuming a fan-out", metadata: ["notification.resumedAfter": "\(cursor.position)"])
+            } else if work.claims > 1 {
+                logger.info("resuming a fan-out", metadata: ["notification.resumedAfter": "start"])
             }
             let elapsed = record.startTime.map { started.timeIntervalSince($0) } ?? 0
             let window = Duration.seconds(max(0, configuration.delivery.abandonAfterSeconds - elapsed))

@@ -467,6 +467,8 @@ public final class SQLNotificationStore: NotificationStore {
     public func leave(nodeID: String) async throws {
         try await database.transaction { connection in
             _ = try await connection.query("DELETE FROM hub_nodes WHERE id = ?", [.text(nodeID)])
+            // The others' fair share grows: partitions still open are theirs to take.
+            try await self.database.notifyWork(from: nodeID, on: connection)
         }
     }
 
