@@ -280,6 +280,7 @@ public final class Hub: Service, Sendable {
                                 failures = 0
                             }
                         } catch {
+                            if Task.isCancelled { return }
                             failures += 1
                             // Logged once: the node stops claiming until the database answers again.
                             logger.log(
@@ -314,7 +315,8 @@ public final class Hub: Service, Sendable {
             self.work.signal()
         }
         do {
-            try await notifications.leave(nodeID: owner)
+            // A cancelled task (not a graceful shutdown) cannot reach the database: its heartbeat ages instead.
+            if !Task.isCancelled { try await notifications.leave(nodeID: owner) }
         } catch {
             logger.warning("could not remove this node from the hub's nodes; it stops counting when its heartbeat ages", metadata: ["error": "\(error)"])
         }
