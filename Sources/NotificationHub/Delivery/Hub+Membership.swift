@@ -28,8 +28,8 @@ extension Hub {
             // A heartbeat that a lost connection holds up counts as failed, and the next one is on time.
             let store = notifications
             let live = try await withTimeLimit(
-                .seconds(HubNode.heartbeatSeconds * 2),
-                timeout: HubError(.storageFailure, "the heartbeat was not recorded within \(Int(HubNode.heartbeatSeconds * 2)) s")
+                .seconds(HubNode.livenessSeconds),
+                timeout: HubError(.storageFailure, "the heartbeat was not recorded within \(Int(HubNode.livenessSeconds)) s")
             ) { try await store.heartbeat(node, now: now) }
             let names = live.map(\.name)
             let (before, failed) = membership.withLock { state in

@@ -7,7 +7,8 @@ public protocol NotificationStore: Sendable {
     /// `idempotencyKey` was used before, nothing is stored and the first notification's id is returned.
     func enqueue(_ notification: Notification, scheduledTime: Date?, idempotencyKey: String?) async throws -> String
 
-    /// Leases up to ``ClaimRequest/limit`` pieces of work to ``ClaimRequest/owner`` in one transaction. A piece is a
+    /// Leases up to ``ClaimRequest/limit`` pieces of work (÷ live nodes, rounded up) to ``ClaimRequest/owner`` in
+    /// one transaction. A piece is a
     /// partition of a notification that is pending or whose lease expired (a crashed worker's), or else the next due
     /// notification, which is then marked `Processing` and split into audience partitions by installation position:
     /// ``ClaimRequest/partitionsPerNode`` for each live node (see ``heartbeat(_:now:)``), or one when its audience

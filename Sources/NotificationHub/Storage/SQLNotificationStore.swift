@@ -61,9 +61,12 @@ public final class SQLNotificationStore: NotificationStore {
             let live = try await connection.query(
                 "SELECT COUNT(*) AS n FROM hub_nodes WHERE heartbeat_time >= ?", [.float(time - HubNode.livenessSeconds)])
             let nodes = max(1, live.first?.int("n") ?? 1)
+            // With several nodes, a transaction takes a node's share of a full batch: the others' claims, running at
+            // the same time, find the rest of a burst of small notifications instead of rows this one locked.
+            let limit = (request.limit + nodes - 1) / nodes
             var claims: [Claim] = []
             var opened = false
-            while claims.count < request.limit,
+            while claims.count < limit,
                 let claim = try await self.claimOne(request, nodes: nodes, opened: &opened, on: connection)
             {
                 claims.append(claim)
