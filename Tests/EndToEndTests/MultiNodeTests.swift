@@ -9,7 +9,7 @@ import NotificationHub
 import PushEmulator
 import Testing
 
-/// Two hub processes on one PostgreSQL database share the work with the default delivery settings: a fan-out sent
+/// Two hub processes on one PostgreSQL database share the work with the default sharing settings: a fan-out sent
 /// through either node is delivered half by each, per-user sends are spread over both, and every device receives
 /// each notification once. A node stopped with SIGTERM hands its partitions back at once; a killed node's partitions
 /// are resumed by the other within the lease; a node cut off from the database stops and rejoins when it is back.
@@ -18,8 +18,10 @@ import Testing
     static let users = 400
     static let key = "multi-node-key-0123456789"
 
-    /// The settings of the fault tests: smaller pages bound what a stopped node repeats.
-    static let faultDelivery = DeliverySettings(pageSize: 500, pagesInFlight: 2, leaseSeconds: nil)
+    /// The sharing settings (`partitions`, `parallelNotifications`, `leaseSeconds`) are the defaults; pages are
+    /// smaller than the default, so that what a stopped node may repeat is bounded more tightly and the debug builds
+    /// at the lowest CPU priority keep fewer deliveries in flight (4 partitions × 2 pages × 500 per node).
+    static let smallPages = DeliverySettings(pageSize: 500, pagesInFlight: 2, leaseSeconds: nil)
 
     struct DeliverySettings {
         var pageSize: Int?
@@ -239,7 +241,7 @@ import Testing
 
     @Test(arguments: [0, 1])
     func defaultSettingsShareAFanOutAndPerUserSends(accepting: Int) async throws {
-        try await Cluster.run(delivery: DeliverySettings()) { cluster in
+        try await Cluster.run(delivery: Self.smallPages) { cluster in
 
             let id = try await cluster.send(via: accepting, tags: "everyone", alert: "fan-out")
             let record = try await cluster.waitForFinal(id)
@@ -249,7 +251,7 @@ import Testing
             let (reached, duplicates) = cluster.duplicates(alert: "fan-out")
             #expect(reached == Self.everyDevice, "every device receives it")
             let sources = RepeatSources(logs: cluster.logs)
-            #expect(duplicates <= DeliverySettings().window(partitions: 4) * sources.stops + sources.retries, "\(sources)")
+            #expect(duplicates <= Self.smallPages.window(partitions: 4) * sources.stops + sources.retries, "\(sources)")
             if sources.stops == 0 {
                 #expect(duplicates == 0)
                 #expect(fanOut.reduce(0, +) == Self.devices)
@@ -295,7 +297,7 @@ import Testing
 
     @Test func aNodeStoppedWithSIGTERMHandsItsPartitionsBackAtOnce() async throws {
         // The default 60 s lease: the other node finishes long before it could have run out.
-        try await Cluster.run(delivery: Self.faultDelivery) { cluster in
+        try await Cluster.run(delivery: Self.smallPages) { cluster in
             cluster.apns.emulator.faults = FaultInjection(latency: .milliseconds(20))
             let id = try await cluster.send(via: 1, tags: "everyone", alert: "handoff")
             _ = try await waitUntil(timeout: .seconds(180)) { cluster.apns.emulator.acceptedCount >= Self.devices / 3 }
@@ -308,7 +310,7 @@ import Testing
             #expect(reached == Self.everyDevice)
             let sources = RepeatSources(logs: cluster.logs)
             // Node B's pages in flight when it stopped (it held half of the 8 partitions).
-            let bound = Self.faultDelivery.window(partitions: 4) * (1 + sources.stops) + sources.retries
+            let bound = Self.smallPages.window(partitions: 4) * (1 + sources.stops) + sources.retries
             #expect(duplicates <= bound, "\(sources)")
             #expect(HubLogs.lines(in: [cluster.logs[1]]).contains { $0.contains("fan-out stopped for shutdown") })
             print("multi-node(SIGTERM): finished \(elapsed) after the stop; duplicates=\(duplicates) bound=\(bound) \(sources)")
@@ -317,7 +319,7 @@ import Testing
     }
 
     @Test func aKilledNodesPartitionsAreResumedWithinTheLease() async throws {
-        var delivery = Self.faultDelivery
+        var delivery = Self.smallPages
         delivery.leaseSeconds = 6
         try await Cluster.run(delivery: delivery) { cluster in
             cluster.apns.emulator.faults = FaultInjection(latency: .milliseconds(20))
@@ -342,7 +344,7 @@ import Testing
     }
 
     @Test func aNodeCutOffFromTheDatabaseStopsAndRejoins() async throws {
-        var delivery = Self.faultDelivery
+        var delivery = Self.smallPages
         delivery.leaseSeconds = 6
         let url = try await TestPostgres.shared.url()
         guard let components = URLComponents(string: url), let host = components.host else {
