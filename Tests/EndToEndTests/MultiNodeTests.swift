@@ -252,10 +252,11 @@ import Testing
             #expect(reached == Self.everyDevice, "every device receives it")
             let sources = RepeatSources(logs: cluster.logs)
             #expect(duplicates <= Self.smallPages.window(partitions: 4) * sources.stops + sources.retries, "\(sources)")
-            if sources.stops == 0 {
-                #expect(duplicates == 0)
-                #expect(fanOut.reduce(0, +) == Self.devices)
-            }
+            // Exactly once between the nodes: every device is counted once (a partition resumed after a lost lease
+            // counts only what it delivered after its checkpoint), and nothing is repeated on the wire but what a
+            // retried delivery may have repeated.
+            if sources.stops == 0 { #expect(fanOut.reduce(0, +) == Self.devices) }
+            if sources.stops == 0 && sources.retries == 0 { #expect(duplicates == 0) }
             #expect(Self.even(fanOut, total: Self.devices), "each node delivers half of the fan-out: \(fanOut)")
 
             // Per-user sends, all accepted by the same node, are delivered by both.
@@ -280,7 +281,7 @@ import Testing
                 return perUser.reduce(0, +) == Self.users
             }
             let (users, repeated) = cluster.duplicates(alert: "per-user")
-            #expect(users.count == Self.users && repeated == 0)
+            #expect(users.count == Self.users && repeated <= RepeatSources(logs: cluster.logs).retries - sources.retries)
             #expect(perUser.allSatisfy { $0 >= Self.users / 10 }, "per-user sends are spread over both nodes: \(perUser)")
 
             // Both nodes are listed with what they delivered, as of their last heartbeat.
@@ -385,7 +386,9 @@ import Testing
             #expect(second?.state == .completed, "\(cluster.tails)")
             let shares = zip(try await cluster.delivered(), before).map { $0 - $1 }
             let (again, repeated) = cluster.duplicates(alert: "rejoined")
-            #expect(again == Self.everyDevice && repeated == 0)
+            let later = RepeatSources(logs: cluster.logs)
+            #expect(again == Self.everyDevice)
+            #expect(repeated <= Self.smallPages.window(partitions: 4) * (later.stops - sources.stops) + later.retries - sources.retries)
             #expect(Self.even(shares, total: Self.devices), "both nodes share the fan-out after the rejoin: \(shares)")
             print("multi-node(cut off at \(cutAt)): duplicates=\(duplicates) bound=\(bound) \(sources); after rejoin shares=\(shares)")
             for node in cluster.nodes { #expect(await node.terminate()) }
