@@ -321,14 +321,14 @@ import Testing
 
     @Test func aKilledNodesPartitionsAreResumedWithinTheLease() async throws {
         var delivery = Self.smallPages
-        delivery.leaseSeconds = 6
+        delivery.leaseSeconds = 10
         try await Cluster.run(delivery: delivery) { cluster in
             cluster.apns.emulator.faults = FaultInjection(latency: .milliseconds(20))
             let id = try await cluster.send(via: 0, tags: "everyone", alert: "killed")
             _ = try await waitUntil(timeout: .seconds(180)) { cluster.apns.emulator.acceptedCount >= Self.devices / 3 }
             await cluster.nodes[1].kill9()
-            // Node A resumes node B's partitions once their 6 s lease has run out (and its next look for work).
-            let resumed = try await waitUntil(timeout: .seconds(6 + 10)) {
+            // Node A resumes node B's partitions once their 10 s lease has run out (and its next look for work).
+            let resumed = try await waitUntil(timeout: .seconds(10 + 10)) {
                 HubLogs.lines(in: [cluster.logs[0]]).contains { $0.contains("resuming a fan-out") }
             }
             #expect(resumed, "\(cluster.nodes[0].logTail())")
@@ -346,7 +346,7 @@ import Testing
 
     @Test func aNodeCutOffFromTheDatabaseStopsAndRejoins() async throws {
         var delivery = Self.smallPages
-        delivery.leaseSeconds = 6
+        delivery.leaseSeconds = 10
         let url = try await TestPostgres.shared.url()
         guard let components = URLComponents(string: url), let host = components.host else {
             Issue.record("cannot read the PostgreSQL URL")

@@ -475,7 +475,7 @@ public struct DeliveryConfiguration: Sendable, Hashable {
     /// (``pageSize``) is not split. Default 1 (SQLite) or 4 (PostgreSQL).
     public var partitions: Int
     /// Seconds a worker's lease on a notification lasts; a crashed worker's fan-out resumes elsewhere after it.
-    /// Renewed every third of it. Default 60.
+    /// Renewed every quarter of it; a renewal that does not answer within half of it stops the fan-out. Default 60.
     public var leaseSeconds: Double
     /// What to do with an installation whose channel the platform reports expired. Default `markExpired`.
     public var expiredChannelPolicy: ExpiredChannelPolicy

@@ -323,7 +323,7 @@ public final class Hub: Service, Sendable {
         try await database?.close()
     }
 
-    /// Seconds a worker holds a notification before another may take it over; renewed every third of it.
+    /// Seconds a worker holds a notification before another may take it over; renewed every quarter of it.
     var leaseSeconds: Double { configuration.delivery.leaseSeconds }
 
     /// Waits for a wake-up (a notification accepted here, work announced by a node) or, for what nobody announces
@@ -350,10 +350,11 @@ public final class Hub: Service, Sendable {
         let summary = try await withThrowingTaskGroup(of: DispatchSummary?.self) { group in
             group.addTask {
                 while true {
-                    try await Task.sleep(for: .seconds(self.leaseSeconds / 3))
-                    // A renewal that has not answered within a third of the lease stops the fan-out: it ends before
-                    // the lease could have run out and another node taken the partition over.
-                    let renewed = try await withTimeLimit(.seconds(self.leaseSeconds / 3), timeout: lost) {
+                    try await Task.sleep(for: .seconds(self.leaseSeconds / 4))
+                    // A renewal that has not answered within half the lease stops the fan-out: three quarters of the
+                    // lease after the last renewal at most, before the lease could have run out and another node
+                    // taken the partition over.
+                    let renewed = try await withTimeLimit(.seconds(self.leaseSeconds / 2), timeout: lost) {
                         try await store.renewLease(
                             id: id, partition: partition, owner: owner, leaseSeconds: self.leaseSeconds,
                             now: self.clock.now())
