@@ -323,7 +323,7 @@ public final class SQLNotificationStore: NotificationStore {
     }
 
     public func renewLease(id: String, partition: Int, owner: String, leaseSeconds: Double, now: Date) async throws -> Bool {
-        try await database.transaction { connection in
+        try await database.upkeepTransaction { connection in
             let rows = try await connection.query(
                 """
                 UPDATE notification_partitions SET lease_expires = ?
@@ -430,7 +430,7 @@ public final class SQLNotificationStore: NotificationStore {
 
     public func heartbeat(_ node: HubNode, now: Date) async throws -> [HubNode] {
         let time = now.timeIntervalSince1970
-        try await database.transaction { connection in
+        return try await database.upkeepTransaction { connection in
             _ = try await connection.query(
                 """
                 INSERT INTO hub_nodes (id, name, started_time, heartbeat_time, delivered) VALUES (?, ?, ?, ?, ?)
@@ -441,12 +441,16 @@ public final class SQLNotificationStore: NotificationStore {
                     .integer(node.delivered),
                 ])
             _ = try await connection.query("DELETE FROM hub_nodes WHERE heartbeat_time < ?", [.float(time - 3600)])
+            return try await Self.nodes(now: now, on: connection)
         }
-        return try await nodes(now: now)
     }
 
     public func nodes(now: Date) async throws -> [HubNode] {
-        let rows = try await database.read(
+        try await database.upkeepTransaction { connection in try await Self.nodes(now: now, on: connection) }
+    }
+
+    static func nodes(now: Date, on connection: any SQLExecutor) async throws -> [HubNode] {
+        let rows = try await connection.query(
             """
             SELECT n.id, n.name, n.started_time, n.heartbeat_time, n.delivered,
                 (SELECT COUNT(*) FROM notification_partitions p
@@ -468,7 +472,7 @@ public final class SQLNotificationStore: NotificationStore {
     }
 
     public func leave(nodeID: String) async throws {
-        try await database.transaction { connection in
+        try await database.upkeepTransaction { connection in
             _ = try await connection.query("DELETE FROM hub_nodes WHERE id = ?", [.text(nodeID)])
             // The others' fair share grows: partitions still open are theirs to take.
             try await self.database.notifyWork(from: nodeID, on: connection)
