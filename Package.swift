@@ -11,10 +11,12 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "hub", targets: ["hub"]),
+        .library(name: "AdapterKit", targets: ["AdapterKit"]),
         .library(name: "NotificationHub", targets: ["NotificationHub"]),
         .library(name: "HubServer", targets: ["HubServer"]),
         .library(name: "PushEmulator", targets: ["PushEmulator"]),
         .library(name: "WNS", targets: ["WNS"]),
+        .library(name: "WebPush", targets: ["WebPush"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -41,8 +43,21 @@ let package = Package(
     ],
     targets: [
         .target(
+            name: "AdapterKit",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "NotificationHub",
             dependencies: [
+                "AdapterKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -84,7 +99,8 @@ let package = Package(
         .target(
             name: "PushEmulator",
             dependencies: [
-                "NotificationHub",
+                "AdapterKit",
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -97,6 +113,7 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
             ],
@@ -105,7 +122,7 @@ let package = Package(
         .target(
             name: "WNS",
             dependencies: [
-                "NotificationHub",
+                "AdapterKit",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -119,7 +136,8 @@ let package = Package(
         .target(
             name: "FCM",
             dependencies: [
-                "NotificationHub",
+                "AdapterKit",
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -127,7 +145,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Plugins/FCM",
@@ -142,6 +159,7 @@ let package = Package(
                 "WNS",
                 "FCM",
                 "APNs",
+                "WebPush",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -162,7 +180,8 @@ let package = Package(
         .target(
             name: "APNs",
             dependencies: [
-                "NotificationHub",
+                "AdapterKit",
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -173,6 +192,31 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Plugins/APNs",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "WebPush",
+            dependencies: [
+                "AdapterKit",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Plugins/WebPush",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "WebPushDelivery",
+            dependencies: [
+                "NotificationHub", "PushEmulator", "WebPush",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Benchmarks/WebPushDelivery",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -284,6 +328,9 @@ let package = Package(
             name: "HubServerTests",
             dependencies: [
                 "HubServer",
+                "APNs",
+                "FCM",
+                "WNS",
                 "NotificationHub",
                 "HubTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -310,6 +357,33 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "WebPushTests",
+            dependencies: [
+                "WebPush",
+                "PushEmulator",
+                "NotificationHub",
+                "HubTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AdapterKitTests",
+            dependencies: [
+                "AdapterKit",
+                "NotificationHub",
+                "PushEmulator",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -4,8 +4,8 @@
 //   Benchmarks/run.sh                                    # builds, installs the load tools, runs everything
 //   Benchmarks/run.sh --sizes 10000,100000 --skip-peer   # a quicker pass
 //   Benchmarks/run.sh --postgres postgres://… --nodes 2 --sizes 100000 --skip-peer --skip-wrk --skip-resolution
-//                                                        # fan-out and per-user sends (--per-user N, default 5000) on
-//                                                        # PostgreSQL shared by two hub processes, with each node's share
+//                                                        # fan-outs and per-user sends on PostgreSQL shared by two
+//                                                        # hub processes, with each node's share of each
 //
 // Scenarios: the emulator's ceiling (h2load), the hub's fan-out through the REST API (native and template) with the
 // hub's peak RSS, the aioapns peer against the same emulator, audience resolution over the SQLite store, and the API
@@ -21,6 +21,7 @@ import NIOCore
 import NIOHTTP1
 import NotificationHub
 import PushEmulator
+import Synchronization
 
 // MARK: Options
 
@@ -41,8 +42,6 @@ struct Options {
     /// Runs the fan-out scenarios on PostgreSQL (a URL) instead of SQLite, with `nodes` hub processes.
     var postgres: String?
     var nodes = 1
-    /// Per-user sends of the PostgreSQL scenario.
-    var perUser = 5000
     var keep = false
 
     init(_ arguments: [String]) {
@@ -70,7 +69,6 @@ struct Options {
             case "--skip-resolution": skipResolution = true
             case "--postgres": postgres = value()
             case "--nodes": nodes = max(1, Int(value()) ?? 1)
-            case "--per-user": perUser = max(1, Int(value()) ?? perUser)
             case "--keep": keep = true
             default:
                 FileHandle.standardError.write(Data("unknown option \(argument)\n".utf8))
@@ -228,7 +226,11 @@ let emulator = APNsEmulator(
         port: 0, teamID: teamID, keyID: keyID, publicKey: key.publicKey, topics: [topic], recordCapacity: 0),
     tls: tls, logger: logger)
 let emulatorPort = try await emulator.start()
-let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+// Enough connections for the per-user scenarios' 64 senders and paced bursts.
+let http = HTTPClient(
+    eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+    configuration: HTTPClient.Configuration(
+        connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 128)))
 
 func deviceToken(_ index: Int) -> String {
     String(format: "%016x", index) + String(repeating: "ab", count: 24)
@@ -428,40 +430,127 @@ func reportShares(_ name: String, before: [Int], after: [Int]) throws {
     }
 }
 
-/// Sends `count` per-user notifications (tag `user:<i>`, one device each) through the hub, 32 at a time, and waits
-/// until the emulator accepted them all; returns the seconds from the first request to the last acceptance.
-func perUserSends(port: Int, count: Int) async throws -> Double {
-    let before = emulator.acceptedCount
-    let started = ContinuousClock.now
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        for lane in 0..<32 {
-            group.addTask {
-                for user in stride(from: lane, to: count, by: 32) {
-                    var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/\(hubName)/messages?api-version=2015-01")
-                    request.method = .POST
-                    request.headers.add(name: "Authorization", value: token(port: port))
-                    request.headers.add(name: "ServiceBusNotification-Format", value: "apple")
-                    request.headers.add(name: "ServiceBusNotification-Tags", value: "user:\(user)")
-                    request.headers.add(name: "Content-Type", value: "application/json")
-                    request.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":"Hello, user"}}"#))
-                    let response = try await http.execute(request, timeout: .seconds(30))
-                    guard response.status == .created else { throw BenchmarkFailure("a per-user send was refused: \(response.status)") }
-                }
-            }
-        }
-        try await group.waitForAll()
-    }
-    var lastProgress = (count: emulator.acceptedCount, at: ContinuousClock.now)
-    while emulator.acceptedCount < before + count {
+/// Waits until the emulator has accepted `target` requests (no progress for 60 s is a failure); returns when.
+func waitForEmulator(_ target: Int) async throws -> ContinuousClock.Instant {
+    var last = (count: emulator.acceptedCount, at: ContinuousClock.now)
+    while emulator.acceptedCount < target {
         try await Task.sleep(for: .milliseconds(2))
         let accepted = emulator.acceptedCount
-        if accepted != lastProgress.count {
-            lastProgress = (accepted, ContinuousClock.now)
-        } else if ContinuousClock.now - lastProgress.at > .seconds(60) {
-            throw BenchmarkFailure("per-user sends stalled at \(accepted - before) of \(count)")
+        if accepted != last.count {
+            last = (accepted, ContinuousClock.now)
+        } else if ContinuousClock.now - last.at > .seconds(60) {
+            throw BenchmarkFailure("delivery stalled at \(accepted) of \(target)")
         }
     }
-    return seconds(ContinuousClock.now - started)
+    return ContinuousClock.now
+}
+
+/// Per-user sends at saturation: `clients` senders for `duration`, each send to one of `users` users (one device
+/// each). Reports the accepted rate, the end-to-end delivered rate, and how long after the last accept the last
+/// delivery came.
+func perUserSaturation(port: Int, users: Int, clients: Int = 64, duration: Duration = .seconds(10), prefix: String) async throws {
+    let before = emulator.acceptedCount
+    let started = ContinuousClock.now
+    let deadline = started + duration
+    let accepted = try await withThrowingTaskGroup(of: Int.self) { group in
+        for client in 0..<clients {
+            group.addTask {
+                var count = 0
+                var user = client
+                while ContinuousClock.now < deadline {
+                    if try await sendToUser(port: port, user: user % users) != nil { count += 1 }
+                    user += clients
+                }
+                return count
+            }
+        }
+        return try await group.reduce(0, +)
+    }
+    let lastAccept = ContinuousClock.now
+    let done = try await waitForEmulator(before + accepted)
+    figure("\(prefix)peruser.accepted", Double(accepted) / seconds(lastAccept - started), "requests/s")
+    figure("\(prefix)peruser.delivered", Double(accepted) / seconds(done - started), "notifications/s")
+    figure("\(prefix)peruser.deliveredOfAccepted", 100 * seconds(lastAccept - started) / seconds(done - started), "%", decimals: 1)
+    figure("\(prefix)peruser.drainAfterLastAccept", seconds(done - lastAccept), "s", decimals: 2)
+}
+
+/// Reads a notification's telemetry: accept → end in milliseconds.
+func acceptToDelivered(port: Int, id: String) async throws -> Double? {
+    var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/\(hubName)/messages/\(id)")
+    request.headers.add(name: "Authorization", value: token(port: port))
+    let response = try await http.execute(request, timeout: .seconds(30))
+    let body = try await response.body.collect(upTo: 1 << 20)
+    guard let object = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+        let enqueue = (object["enqueueTime"] as? String).flatMap(HubDateFormat.date(from:)),
+        let end = (object["endTime"] as? String).flatMap(HubDateFormat.date(from:))
+    else { return nil }
+    return end.timeIntervalSince(enqueue) * 1000
+}
+
+/// Per-user sends paced at `rate` per second for `duration`: accept → delivered p50 and p99 from telemetry
+/// (`enqueueTime` → `endTime`) over a sample.
+func perUserLatency(port: Int, users: Int, rate: Int, duration: Duration = .seconds(5), prefix: String) async throws {
+    let before = emulator.acceptedCount
+    let interval = Duration.seconds(1.0 / Double(rate))
+    let started = ContinuousClock.now
+    let count = Int(seconds(duration) * Double(rate))
+    let ids = try await withThrowingTaskGroup(of: String?.self) { group in
+        for index in 0..<count {
+            try await Task.sleep(until: started + interval * index, clock: .continuous)
+            group.addTask { try await sendToUser(port: port, user: (index * 7919) % users) }
+        }
+        return try await group.reduce(into: [String]()) { if let id = $1 { $0.append(id) } }
+    }
+    _ = try await waitForEmulator(before + ids.count)
+    try await Task.sleep(for: .milliseconds(200))
+    var latencies: [Double] = []
+    for id in ids.enumerated().filter({ $0.offset % max(1, ids.count / 300) == 0 }).map(\.element) {
+        if let value = try await acceptToDelivered(port: port, id: id) { latencies.append(value) }
+    }
+    latencies.sort()
+    guard !latencies.isEmpty else { throw BenchmarkFailure("no telemetry for the paced sends") }
+    func percentile(_ p: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+    figure("\(prefix)peruser.paced\(rate).p50", percentile(0.5), "ms", decimals: 1)
+    figure("\(prefix)peruser.paced\(rate).p99", percentile(0.99), "ms", decimals: 1)
+}
+
+/// Installation writes (PUT then DELETE of a scratch installation) one after another while `body` runs; returns
+/// the p99 of their latencies in milliseconds and how many were made.
+func writesDuring(port: Int, _ body: () async throws -> Void) async throws -> (p99: Double, count: Int) {
+    let stop = ManagedAtomicFlag()
+    async let writes: [Double] = {
+        var latencies: [Double] = []
+        var index = 0
+        while !stop.isSet {
+            for method in [HTTPMethod.PUT, .DELETE] {
+                var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/\(hubName)/installations/scratch-\(index)")
+                request.method = method
+                request.headers.add(name: "Authorization", value: token(port: port))
+                if method == .PUT {
+                    request.body = .bytes(ByteBuffer(string: #"{"installationId":"scratch-\#(index)","platform":"apns","pushChannel":"\#(deviceToken(9_999_999))","tags":["scratch"]}"#))
+                }
+                let started = ContinuousClock.now
+                let response = try await http.execute(request, timeout: .seconds(60))
+                _ = try await response.body.collect(upTo: 1 << 16)
+                guard response.status.code < 300 else { throw BenchmarkFailure("write refused: \(response.status)") }
+                latencies.append(seconds(ContinuousClock.now - started) * 1000)
+            }
+            index += 1
+        }
+        return latencies
+    }()
+    try await body()
+    stop.set()
+    let latencies = try await writes.sorted()
+    guard !latencies.isEmpty else { return (0, 0) }
+    return (latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))], latencies.count)
+}
+
+/// A flag set once, read from any task.
+final class ManagedAtomicFlag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
 }
 
 var hubRates: [Int: Double] = [:]
@@ -491,9 +580,14 @@ do {
                 try await Task.sleep(for: .seconds(3))
             }
             var counts = options.postgres == nil ? [] : try await delivered(by: nodes)
-            let native = try await fanOut(
-                port: hub.port, format: "apple", body: #"{"aps":{"alert":"Hello from the benchmark","badge":1}}"#, tags: "bench",
-                count: size)
+            var native = 0.0
+            let writes = try await writesDuring(port: hub.port) {
+                native = try await fanOut(
+                    port: hub.port, format: "apple", body: #"{"aps":{"alert":"Hello from the benchmark","badge":1}}"#,
+                    tags: "bench", count: size)
+            }
+            figure("\(scenario)writesDuringFanout.\(size).p99", writes.p99, "ms", decimals: 1)
+            figure("\(scenario)writesDuringFanout.\(size).count", Double(writes.count), "writes")
             if options.postgres != nil {
                 // Each node's counts are committed with its partitions' finishes, a moment after the last delivery.
                 try await Task.sleep(for: .milliseconds(500))
@@ -517,14 +611,26 @@ do {
                 let after = try await delivered(by: nodes)
                 try reportShares("\(scenario)fanout.template.\(size)", before: counts, after: after)
                 counts = after
-                // Per-user sends through the first node, delivered by every node.
-                let users = min(size, options.perUser)
-                let perUser = try await perUserSends(port: hub.port, count: users)
-                figure("\(scenario)peruser.\(users)", Double(users) / perUser, "notifications/s")
-                try await Task.sleep(for: .milliseconds(500))
-                try reportShares("\(scenario)peruser.\(users)", before: counts, after: try await delivered(by: nodes))
             }
             figure("\(scenario)hub.peakRSS.afterTemplate.\(size)", hub.peakRSSMiB, "MiB", decimals: 1)
+            if size == options.sizes.min() {
+                // A real platform is tens of milliseconds away: the same fan-out with 50 ms added to every answer.
+                emulator.faults = FaultInjection(latency: .milliseconds(50))
+                let slow = try await fanOut(
+                    port: hub.port, format: "apple", body: #"{"aps":{"alert":"Hello at 50 ms"}}"#, tags: "bench", count: size)
+                emulator.faults = .none
+                figure("\(scenario)fanout.native.\(size).latency50", Double(size) / slow, "notifications/s")
+                figure("\(scenario)fanout.native.\(size).latency50.ofZero", 100 * native / slow, "%", decimals: 1)
+                let users = min(size, 3000)
+                counts = options.postgres == nil ? [] : try await delivered(by: nodes)
+                try await perUserSaturation(port: hub.port, users: users, prefix: scenario)
+                if options.postgres != nil {
+                    // Sent through the first node, delivered by every node.
+                    try await Task.sleep(for: .milliseconds(500))
+                    try reportShares("\(scenario)peruser", before: counts, after: try await delivered(by: nodes))
+                }
+                for paced in [300, 1000] { try await perUserLatency(port: hub.port, users: users, rate: paced, prefix: scenario) }
+            }
             if size == options.sizes.min() && !options.skipWrk {
                 try await runWrk(name: "\(scenario)putInstallations", script: "put-installations.lua", port: hub.port)
                 try await runWrk(name: "\(scenario)postMessages", script: "post-messages.lua", port: hub.port)

@@ -1,13 +1,11 @@
+import AdapterKit
 import Crypto
 import Foundation
 import Logging
 import NIOCore
 import NIOHPACK
-import NotificationHub
 import ServiceLifecycle
 import Synchronization
-
-typealias Notification = NotificationHub.Notification
 
 /// Delivers `apple` notifications to APNs over HTTP/2 with token-based authentication.
 ///
@@ -20,7 +18,8 @@ typealias Notification = NotificationHub.Notification
 /// header.
 public final class APNsAdapter: PlatformAdapter, Sendable {
     public let descriptor = PlatformDescriptor(
-        platforms: [.apns], formats: [.apple: [.apns]], templateFormats: [.apns: .apple], maximumPayloadBytes: 4096)
+        platforms: [.apns], formats: [.apple: [.apns]], templateFormats: [.apns: .apple], maximumPayloadBytes: 4096,
+        telemetryNames: [.apns: "Apns"])
 
     /// The adapter's settings.
     public let configuration: APNsAdapterConfiguration
@@ -47,15 +46,11 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         self.pool = try APNsConnectionPool(
             settings: .init(
                 host: configuration.host, port: configuration.port, connections: configuration.connections,
-                maximumStreams: configuration.maximumStreams, connectTimeout: Self.timeAmount(configuration.connectTimeout),
-                pingInterval: Self.timeAmount(configuration.pingInterval), pingTimeout: Self.timeAmount(configuration.pingTimeout),
+                maximumStreams: configuration.maximumStreams, connectTimeout: configuration.connectTimeout.timeAmount,
+                pingInterval: configuration.pingInterval.timeAmount, pingTimeout: configuration.pingTimeout.timeAmount,
                 caCertificatePEM: configuration.caCertificatePEM))
         self.authority = configuration.port == 443 ? configuration.host : "\(configuration.host):\(configuration.port)"
         self.topics = Set([configuration.topic] + configuration.additionalTopics)
-    }
-
-    static func timeAmount(_ duration: Duration) -> TimeAmount {
-        .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     // MARK: Service
@@ -98,7 +93,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
 
     /// Checks the payload (a JSON object with an `aps` dictionary, within 4096 bytes or 5120 for `voip`) and the
     /// passthrough `apns-*` headers.
-    public func validate(notification: NotificationHub.Notification) throws(HubError) {
+    public func validate(notification: NotificationContent) throws(HubError) {
         let headers = notification.headers
         let pushType = headers["apns-push-type"]?.lowercased()
         if let pushType, Self.topicSuffixes[pushType] == nil {
@@ -130,6 +125,39 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         if let collapseID = headers["apns-collapse-id"], collapseID.utf8.count > 64 {
             throw HubError(.invalidNotification, "apns-collapse-id must be at most 64 bytes")
         }
+    }
+
+    // MARK: Hooks
+
+    /// Announces a secure notification (see ``announcements(for:)``).
+    public func secureAnnouncements(for request: SecureAnnouncementRequest) -> [SecurePushAnnouncement] {
+        Self.announcements(for: request)
+    }
+
+    /// A background push (`content-available`, priority 5) carrying `secureId`, or with
+    /// ``SecureAnnouncementRequest/alertText`` a visible alert with `mutable-content` so a notification service
+    /// extension can fetch the payload.
+    public static func announcements(for request: SecureAnnouncementRequest) -> [SecurePushAnnouncement] {
+        let id = JSONValue.string(request.id).jsonString()
+        guard let alertText = request.alertText else {
+            return [
+                SecurePushAnnouncement(
+                    format: .apple, body: #"{"aps":{"content-available":1},"secureId":\#(id)}"#,
+                    headers: ["apns-push-type": "background", "apns-priority": "5"])
+            ]
+        }
+        let text = JSONValue.string(alertText).jsonString()
+        return [
+            SecurePushAnnouncement(
+                format: .apple, body: #"{"aps":{"alert":\#(text),"mutable-content":1},"secureId":\#(id)}"#,
+                headers: ["apns-push-type": "alert", "apns-priority": "10"])
+        ]
+    }
+
+    /// A template's expiry becomes `apns-expiration` (through `ServiceBusNotification-Expiry`) unless the template
+    /// sets `apns-expiration` itself.
+    public func applyTemplateExpiry(_ expiry: String, to headers: inout NotificationHeaders) {
+        if headers["apns-expiration"] == nil { headers[NotificationHeaders.expiry] = expiry }
     }
 
     /// The topic to send: an explicit `apns-topic` if it names a configured app (with or without the push type's
@@ -227,7 +255,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             logger.warning("cannot connect to APNs", metadata: ["push.platform": "apns", "error": "\(error)"])
             return requests.map { _ in .failed("ConnectFailed") }
         }
-        let responses = await connection.send(requests, timeout: Self.timeAmount(configuration.requestTimeout))
+        let responses = await connection.send(requests, timeout: configuration.requestTimeout.timeAmount)
         if responses.contains(where: { $0.reason == "Shutdown" }) {
             // The server is going away: send new requests elsewhere.
             connection.status.usable.store(false, ordering: .relaxed)
@@ -268,7 +296,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         fields.add(name: "apns-topic", value: topic)
         fields.add(name: "apns-priority", value: headers["apns-priority"] ?? (pushType == "background" ? "5" : "10"))
         fields.add(name: "apns-id", value: Self.apnsID(notificationID: delivery.notificationID, deviceToken: token))
-        if let expiration = headers["apns-expiration"] ?? headers["ServiceBusNotification-Expiry"].flatMap(Self.epochSeconds) {
+        if let expiration = headers["apns-expiration"] ?? headers[NotificationHeaders.expiry].flatMap(Self.epochSeconds) {
             fields.add(name: "apns-expiration", value: expiration)
         }
         if let collapseID = headers["apns-collapse-id"] { fields.add(name: "apns-collapse-id", value: collapseID) }
@@ -285,7 +313,8 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         return request
     }
 
-    /// A stable `apns-id` for a notification and device: a retry of the same delivery reuses it.
+    /// A stable `apns-id` for a notification and device, in the lowercase form Apple documents: a retry of the same
+    /// delivery reuses it.
     static func apnsID(notificationID: String, deviceToken: String) -> String {
         var hasher = SHA256()
         hasher.update(data: Data(notificationID.utf8))
@@ -299,7 +328,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
                 bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
                 bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
             ))
-        return uuid.uuidString
+        return uuid.uuidString.lowercased()
     }
 
     /// An ISO 8601 expiry (Azure's `ServiceBusNotification-Expiry`) as UNIX seconds.

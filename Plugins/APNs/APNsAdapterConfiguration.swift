@@ -1,5 +1,5 @@
+import AdapterKit
 import Foundation
-import NotificationHub
 
 /// Settings of the APNs adapter (an `adapters:` entry with `type: apns`).
 public struct APNsAdapterConfiguration: Sendable {
@@ -103,15 +103,7 @@ public enum APNsAdapterFactory: PlatformAdapterFactory {
         if endpoint == nil {
             node.child("endpoint").report("endpoint must be production, sandbox or an https://host[:port] URL")
         }
-        var caPEM: String?
-        if let path = node.string("caCertificate") {
-            let resolved = node.resolvePath(path)
-            if let data = FileManager.default.contents(atPath: resolved) {
-                caPEM = String(decoding: data, as: UTF8.self)
-            } else {
-                node.child("caCertificate").report("cannot read the CA certificate file \(resolved)")
-            }
-        }
+        let caPEM = node.caCertificatePEM()
         let teamID = node.string("teamId", required: true)
         let keyID = node.string("keyId", required: true)
         for (key, value) in [("teamId", teamID), ("keyId", keyID)] {

@@ -1,10 +1,11 @@
+import AdapterKit
 import Foundation
 import NIOCore
+import NIOFoundationCompat
 import NIOHPACK
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
-import NotificationHub
 import Synchronization
 
 /// Parses APNs error bodies: `{"reason": "...", "timestamp": 1700000000000}`.

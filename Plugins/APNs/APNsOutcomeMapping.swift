@@ -1,5 +1,5 @@
+import AdapterKit
 import Foundation
-import NotificationHub
 
 /// Maps APNs answers to the hub's outcomes.
 ///
@@ -59,15 +59,8 @@ public enum APNsOutcomeMapping {
         }
     }
 
-    /// `Retry-After` as seconds or an HTTP date.
+    /// `Retry-After` as seconds or an HTTP date (see ``RetryAfter``).
     static func parseRetryAfter(_ value: String?, now: Date) -> Duration? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
-        if let seconds = Double(value) { return .milliseconds(Int(max(0, seconds) * 1000)) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: value) else { return nil }
-        return .milliseconds(Int(max(0, date.timeIntervalSince(now)) * 1000))
+        RetryAfter.parse(value, now: now)
     }
 }

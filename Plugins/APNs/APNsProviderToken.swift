@@ -1,6 +1,6 @@
+import AdapterKit
 import Crypto
 import Foundation
-import NotificationHub
 import Synchronization
 
 /// Mints and caches the ES256 provider token (JWT) APNs' token-based authentication requires.
@@ -61,15 +61,5 @@ public final class APNsProviderToken: Sendable {
         let signingInput = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(Data(claims.utf8))
         let signature = try key.signature(for: Data(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
-    }
-}
-
-/// Base64url without padding, as JWTs use it.
-enum Base64URL {
-    static func encode(_ data: Data) -> String {
-        data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 }

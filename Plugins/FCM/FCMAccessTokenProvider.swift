@@ -1,9 +1,10 @@
+import AdapterKit
 import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
-import NotificationHub
 
 /// An OAuth 2.0 access token for FCM, with its expiry.
 public struct FCMAccessToken: Sendable, Hashable {
@@ -14,65 +15,55 @@ public struct FCMAccessToken: Sendable, Hashable {
 }
 
 /// Obtains access tokens with the service account's JWT-bearer grant, caches them, renews them before they expire,
-/// and shares one request among concurrent callers (single flight).
-public actor FCMAccessTokenProvider {
+/// and shares one request among concurrent callers (single flight, through the kit's ``TokenCache``).
+public final class FCMAccessTokenProvider: Sendable {
     /// The OAuth scope FCM needs.
     public static let scope = "https://www.googleapis.com/auth/firebase.messaging"
 
-    private let account: FCMServiceAccount
-    private let http: LazyHTTPClient
-    private let renewalMargin: Duration
-    private let requestTimeout: TimeAmount
-    private let logger: Logger
-    private var cached: FCMAccessToken?
-    private var fetching = false
-    private var waiters: [CheckedContinuation<FCMAccessToken, any Error>] = []
-    /// How many token requests were sent (for tests and benchmarks).
-    public private(set) var requestCount = 0
+    private let cache: TokenCache<SingleToken, FCMAccessToken>
 
     /// Creates a provider. Tokens are renewed once less than `renewalMargin` of their lifetime is left.
     init(
         account: FCMServiceAccount, client: LazyHTTPClient, renewalMargin: Duration = .seconds(300),
         requestTimeout: TimeAmount = .seconds(30), logger: Logger
     ) {
-        self.account = account
-        self.http = client
-        self.renewalMargin = renewalMargin
-        self.requestTimeout = requestTimeout
-        self.logger = logger
+        let fetch = Fetcher(account: account, http: client, requestTimeout: requestTimeout, logger: logger)
+        self.cache = TokenCache { () async throws -> TokenCache<SingleToken, FCMAccessToken>.Fresh in
+            let requested = Date()
+            let token = try await fetch.fetch()
+            let lifetime = token.lifetime
+            let margin = Double(renewalMargin.components.seconds) + Double(renewalMargin.components.attoseconds) / 1e18
+            return .init(token.token, refreshAt: requested + lifetime - margin)
+        }
+    }
+
+    /// How many token requests were sent (for tests and benchmarks).
+    public var requestCount: Int {
+        get async { await cache.fetchCount }
     }
 
     /// A valid token: the cached one while it has more than the renewal margin left, otherwise a new one.
     public func token() async throws -> FCMAccessToken {
-        if let cached, cached.expiresAt - renewalMargin > .now { return cached }
-        if fetching {
-            return try await withCheckedThrowingContinuation { waiters.append($0) }
-        }
-        fetching = true
-        let result: Result<FCMAccessToken, any Error>
-        do {
-            result = .success(try await fetch())
-        } catch {
-            result = .failure(error)
-        }
-        fetching = false
-        if case .success(let token) = result { cached = token }
-        let waiting = waiters
-        waiters.removeAll()
-        for waiter in waiting { waiter.resume(with: result) }
-        return try result.get()
+        try await cache.token()
     }
 
     /// Drops `token` from the cache (after the platform answered 401 for it), so the next call fetches a new one.
-    public func invalidate(_ token: FCMAccessToken) {
-        if cached == token { cached = nil }
+    public func invalidate(_ token: FCMAccessToken) async {
+        await cache.invalidate(token)
     }
+}
 
-    private func fetch() async throws -> FCMAccessToken {
-        requestCount += 1
+/// Exchanges a signed assertion for an access token at the service account's token endpoint.
+private struct Fetcher: Sendable {
+    var account: FCMServiceAccount
+    var http: LazyHTTPClient
+    var requestTimeout: TimeAmount
+    var logger: Logger
+
+    func fetch() async throws -> (token: FCMAccessToken, lifetime: Double) {
         let assertion: String
         do {
-            assertion = try account.assertion(scope: Self.scope)
+            assertion = try account.assertion(scope: FCMAccessTokenProvider.scope)
         } catch {
             throw FCMError(.invalidServiceAccount, "cannot sign the token assertion with the service account's key")
         }
@@ -86,7 +77,7 @@ public actor FCMAccessTokenProvider {
         let response: HTTPClientResponse
         let body: ByteBuffer
         do {
-            response = try await http.client.execute(request, timeout: requestTimeout)
+            response = try await http.client().execute(request, timeout: requestTimeout)
             body = try await response.body.collect(upTo: 64 * 1024)
         } catch {
             logger.warning("token endpoint unreachable", metadata: ["error.type": "\(type(of: error))"])
@@ -100,7 +91,7 @@ public actor FCMAccessTokenProvider {
             if response.status.code >= 500 || response.status == .tooManyRequests {
                 throw FCMError(
                     .tokenEndpointUnavailable, "the token endpoint answered \(response.status.code)",
-                    retryAfter: response.headers.first(name: "retry-after").flatMap(FCMAdapter.parseRetryAfter))
+                    retryAfter: RetryAfter.parse(response.headers.first(name: "retry-after")))
             }
             throw FCMError(.tokenRejected, "the token endpoint refused the service account: \(reason)")
         }
@@ -110,6 +101,6 @@ public actor FCMAccessTokenProvider {
         var lifetime = 3600.0
         if case .number(let seconds) = json?["expires_in"] { lifetime = seconds }
         logger.debug("access token obtained", metadata: ["oauth.expiresIn": "\(Int(lifetime))"])
-        return FCMAccessToken(value: value, expiresAt: started + .milliseconds(Int64(lifetime * 1000)))
+        return (FCMAccessToken(value: value, expiresAt: started + .milliseconds(Int64(lifetime * 1000))), lifetime)
     }
 }

@@ -1,10 +1,11 @@
+import AdapterKit
 import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 import NIOSSL
-import NotificationHub
 import ServiceLifecycle
 
 /// Delivers to Firebase Cloud Messaging over the HTTP v1 API (`POST {endpoint}/v1/projects/{id}/messages:send`),
@@ -57,7 +58,8 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         platforms: [.fcmv1, .gcm],
         formats: [.fcmv1: [.fcmv1], .gcm: [.gcm]],
         templateFormats: [.fcmv1: .fcmv1, .gcm: .gcm],
-        maximumPayloadBytes: FCMMessage.maximumBytes)
+        maximumPayloadBytes: FCMMessage.maximumBytes,
+        telemetryNames: [.fcmv1: "FcmV1", .gcm: "Gcm"])
 
     /// The service account's project.
     public let projectID: String
@@ -70,21 +72,15 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
     private let logger: Logger
 
     /// Creates an adapter; its HTTP client is created on first use. Throws when the CA certificate is not PEM.
-    public init(serviceAccount: FCMServiceAccount, configuration: Configuration = Configuration(), logger: Logger) throws {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if let pem = configuration.caCertificatePEM {
-            tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))]
-        }
-        var http = HTTPClient.Configuration(
-            tlsConfiguration: tls,
-            timeout: .init(connect: Self.timeAmount(configuration.connectTimeout)),
-            connectionPool: .init(
-                idleTimeout: .seconds(60),
-                concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, min(configuration.maximumConcurrentRequests, 64))))
-        http.httpVersion = .automatic
+    public init(
+        serviceAccount: FCMServiceAccount, configuration: Configuration = Configuration(), logger: Logger
+    ) throws(HubError) {
+        let http = try LazyHTTPClient.configuration(
+            trustingPEM: configuration.caCertificatePEM, connectTimeout: configuration.connectTimeout,
+            maximumConnectionsPerHost: min(configuration.maximumConcurrentRequests, 64), httpVersion: .automatic)
         let lazy = LazyHTTPClient(configuration: http, count: configuration.connections)
         self.http = lazy
-        let timeout = Self.timeAmount(configuration.requestTimeout)
+        let timeout = configuration.requestTimeout.timeAmount
         requestTimeout = timeout
         tokens = FCMAccessTokenProvider(
             account: serviceAccount, client: lazy, renewalMargin: configuration.tokenRenewalMargin,
@@ -95,10 +91,6 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         sendURL = "\(endpoint)/v1/projects/\(serviceAccount.projectID)/messages:send"
         limiter = AsyncSemaphore(permits: configuration.maximumConcurrentRequests)
         self.logger = logger
-    }
-
-    static func timeAmount(_ duration: Duration) -> TimeAmount {
-        .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     /// Runs until graceful shutdown, then closes the HTTP client.
@@ -130,9 +122,25 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
     }
 
     /// Checks size, structure, the data-value rule and reserved keys of `fcmv1` and `gcm` payloads.
-    public func validate(notification: NotificationHub.Notification) throws(HubError) {
+    public func validate(notification: NotificationContent) throws(HubError) {
         try checkPayloadSize(notification.body.readableBytes, format: notification.format)
         _ = try FCMMessage(payload: notification.body, format: notification.format)
+    }
+
+    // MARK: Hooks
+
+    /// Announces a secure notification (see ``announcements(for:)``).
+    public func secureAnnouncements(for request: SecureAnnouncementRequest) -> [SecurePushAnnouncement] {
+        Self.announcements(for: request)
+    }
+
+    /// A data-only message carrying `secureId`, in both formats (`fcmv1` and Azure's legacy `gcm`).
+    public static func announcements(for request: SecureAnnouncementRequest) -> [SecurePushAnnouncement] {
+        let id = JSONValue.string(request.id).jsonString()
+        return [
+            SecurePushAnnouncement(format: .fcmv1, body: #"{"message":{"data":{"secureId":\#(id)}}}"#),
+            SecurePushAnnouncement(format: .gcm, body: #"{"data":{"secureId":\#(id)}}"#),
+        ]
     }
 
     // MARK: Delivery
@@ -194,7 +202,7 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
             let response: HTTPClientResponse
             let responseBody: ByteBuffer
             do {
-                response = try await http.client.execute(request, timeout: requestTimeout)
+                response = try await http.client().execute(request, timeout: requestTimeout)
                 responseBody = try await response.body.collect(upTo: 64 * 1024)
             } catch {
                 return DeliveryResult(.pnsUnreachable, reason: "\(type(of: error))")
@@ -224,7 +232,7 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         if status == .ok { return .success }
         let error = FCMErrorResponse(body: body)
         let code = error.errorCode ?? error.status ?? "HTTP\(status.code)"
-        let retryAfter = headers.first(name: "retry-after").flatMap(parseRetryAfter)
+        let retryAfter = RetryAfter.parse(headers.first(name: "retry-after"))
         switch (status.code, code) {
         case (_, "UNREGISTERED"), (404, _):
             return DeliveryResult(.expiredChannel, reason: code, channelExpiredAt: Date())
@@ -249,18 +257,6 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         default:
             return DeliveryResult(.unknownError, reason: code)
         }
-    }
-
-    /// Parses `Retry-After` as seconds or an HTTP date.
-    static func parseRetryAfter(_ text: String) -> Duration? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: trimmed) else { return nil }
-        return .seconds(max(0, Int(date.timeIntervalSinceNow.rounded(.up))))
     }
 }
 

@@ -1,5 +1,5 @@
+import AdapterKit
 import Foundation
-import NotificationHub
 
 /// Creates ``FCMAdapter``s from `hub.yaml`:
 ///
@@ -31,15 +31,8 @@ public struct FCMAdapterFactory: PlatformAdapterFactory {
             Int64(configuration.seconds("connectTimeoutSeconds", default: 10, in: 0.1...600) * 1000))
         settings.tokenRenewalMargin = .milliseconds(
             Int64(configuration.seconds("tokenRenewalMarginSeconds", default: 300, in: 0...3000) * 1000))
-        if let ca = configuration.string("caCertificate") {
-            let path = configuration.resolvePath(ca)
-            if let data = FileManager.default.contents(atPath: path) {
-                settings.caCertificatePEM = String(decoding: data, as: UTF8.self)
-            } else {
-                configuration.child("caCertificate").report("cannot read the CA certificate file '\(path)'")
-                return nil
-            }
-        }
+        settings.caCertificatePEM = configuration.caCertificatePEM()
+        if configuration.child("caCertificate").isPresent, settings.caCertificatePEM == nil { return nil }
         if !(settings.endpoint.hasPrefix("https://") || settings.endpoint.hasPrefix("http://")) {
             configuration.child("endpoint").report("expected an http(s) URL such as https://fcm.googleapis.com")
             return nil
@@ -55,7 +48,7 @@ public struct FCMAdapterFactory: PlatformAdapterFactory {
         do {
             return try FCMAdapter(serviceAccount: account, configuration: settings, logger: context.logger)
         } catch {
-            configuration.child("caCertificate").report("the CA certificate is not a PEM certificate")
+            configuration.child("caCertificate").report(error.message)
             return nil
         }
     }

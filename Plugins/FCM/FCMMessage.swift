@@ -1,6 +1,7 @@
+import AdapterKit
 import Foundation
 import NIOCore
-import NotificationHub
+import NIOFoundationCompat
 
 /// An FCM HTTP v1 message without its target, ready to be sent to any number of registration tokens.
 ///

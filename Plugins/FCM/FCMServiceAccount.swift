@@ -1,5 +1,5 @@
+import AdapterKit
 import Foundation
-import NotificationHub
 import _CryptoExtras
 
 /// The fields of a Google service-account JSON key file that the FCM adapter uses.
@@ -60,23 +60,5 @@ public struct FCMServiceAccount: Sendable {
             + Base64URL.encode(Array(JSONValue.object(claims).jsonString().utf8))
         let signature = try privateKey.signature(for: Array(signingInput.utf8), padding: .insecurePKCS1v1_5)
         return signingInput + "." + Base64URL.encode(Array(signature.rawRepresentation))
-    }
-}
-
-/// Base64url without padding, as JWTs use.
-public enum Base64URL {
-    /// Encodes bytes.
-    public static func encode(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    /// Decodes text, or returns `nil` when it is not base64url.
-    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64.append("=") }
-        return Data(base64Encoded: base64).map(Array.init)
     }
 }

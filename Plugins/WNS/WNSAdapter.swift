@@ -1,10 +1,10 @@
+import AdapterKit
 import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
 import NIOSSL
-import NotificationHub
 import ServiceLifecycle
 import Synchronization
 
@@ -23,13 +23,14 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         platforms: [.wns],
         formats: [.windows: [.wns]],
         templateFormats: [.wns: .windows],
-        maximumPayloadBytes: WNSPayloadRules.maximumPayloadBytes)
+        maximumPayloadBytes: WNSPayloadRules.maximumPayloadBytes,
+        telemetryNames: [.wns: "Wns"])
 
     let configuration: WNSConfiguration
     let logger: Logger
     private let limiter: AsyncSemaphore
-    private let client: ClientHolder
-    private let tokens: WNSTokenProvider
+    private let client: LazyHTTPClient
+    private let tokens: TokenCache<SingleToken, String>
     private let allowedHosts: Set<String>
 
     /// Creates the adapter; its HTTP client starts on first use and stops when ``run()`` ends or on ``shutdown()``.
@@ -37,14 +38,19 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         self.configuration = configuration
         self.logger = logger
         self.limiter = AsyncSemaphore(permits: configuration.maximumConcurrentRequests)
-        let client = ClientHolder(configuration: configuration)
+        let client = LazyHTTPClient(
+            configuration: LazyHTTPClient.configuration(
+                trusting: configuration.additionalTrustRoots, connectTimeout: min(.seconds(10), configuration.requestTimeout),
+                maximumConnectionsPerHost: configuration.maximumConnections, httpVersion: .http1Only))
         self.client = client
         self.allowedHosts = Set(configuration.allowedChannelHosts.map { $0.lowercased() })
-        self.tokens = WNSTokenProvider(clock: clock) {
+        self.tokens = TokenCache(clock: clock) {
             do {
-                let token = try await Self.requestToken(client: try client.get(), configuration: configuration)
+                let token = try await Self.requestToken(client: try client.client(), configuration: configuration)
                 logger.debug("obtained a WNS access token", metadata: ["wns.expiresIn": "\(token.expiresIn)"])
-                return token
+                // Renew a tenth of the lifetime (at most five minutes) before WNS would reject the token.
+                let margin = min(300, max(0, token.expiresIn / 10))
+                return .init(token.value, refreshAt: clock.now() + token.expiresIn - margin)
             } catch {
                 logger.warning("could not obtain a WNS access token", metadata: ["error": "\(error)"])
                 throw error
@@ -54,7 +60,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
 
     /// How many token requests the adapter has made (for tests and benchmarks).
     public var tokenRequestCount: Int {
-        get async { await tokens.requestCount }
+        get async { await tokens.fetchCount }
     }
 
     // MARK: Service
@@ -95,8 +101,24 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
 
     /// Checks a `windows` payload: size, `X-WNS-*` headers, and for toast/tile/badge well-formed XML with the
     /// matching root element.
-    public func validate(notification: NotificationHub.Notification) throws(HubError) {
+    public func validate(notification: NotificationContent) throws(HubError) {
         _ = try WNSPayloadRules.check(payload: notification.body, headers: notification.headers)
+    }
+
+    // MARK: Hooks
+
+    /// Announces a secure notification (see ``announcements(for:)``).
+    public func secureAnnouncements(for request: SecureAnnouncementRequest) -> [SecurePushAnnouncement] {
+        Self.announcements(for: request)
+    }
+
+    /// A raw notification whose body is the id.
+    public static func announcements(for request: SecureAnnouncementRequest) -> [SecurePushAnnouncement] {
+        [
+            SecurePushAnnouncement(
+                format: .windows, body: request.id,
+                headers: ["X-WNS-Type": "wns/raw", "Content-Type": "application/octet-stream"])
+        ]
     }
 
     // MARK: Delivery
@@ -198,7 +220,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
                 return DeliveryResult(.pnsUnreachable, reason: reason)
             case .answered(let status, let headers):
                 let reason = WNSAdapter.reason(headers)
-                let retryAfter = headers.first(name: "Retry-After").flatMap(Int.init).map { Duration.seconds($0) }
+                let retryAfter = RetryAfter.parse(headers.first(name: "Retry-After"))
                 switch status {
                 case 200:
                     switch headers.first(name: "X-WNS-Status")?.lowercased() {
@@ -237,7 +259,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         for (name, value) in request.headers { http.headers.add(name: name, value: value) }
         http.body = .bytes(request.payload)
         do {
-            let response = try await client.get().execute(http, deadline: .now() + configuration.requestTimeout.timeAmount)
+            let response = try await client.client().execute(http, deadline: .now() + configuration.requestTimeout.timeAmount)
             // WNS answers carry no body worth reading; drain a bounded amount so the connection can be reused.
             _ = try? await response.body.collect(upTo: 64 * 1024)
             return .answered(Int(response.status.code), response.headers)
@@ -306,7 +328,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         guard status == 200 else {
             let detail = try? JSONDecoder().decode(TokenErrorResponse.self, from: Data(body.readableBytesView))
             let reason = "token endpoint answered \(status)" + (detail?.error.map { ": \($0.prefix(60))" } ?? "")
-            let retryAfter = response.headers.first(name: "Retry-After").flatMap(Int.init).map { Duration.seconds($0) }
+            let retryAfter = RetryAfter.parse(response.headers.first(name: "Retry-After"))
             throw WNSTokenError(
                 outcome: status >= 500 || status == 429 ? .pnsUnavailable : .invalidCredentials, reason: reason,
                 retryAfter: retryAfter)

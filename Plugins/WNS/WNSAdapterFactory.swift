@@ -1,6 +1,6 @@
+import AdapterKit
 import Foundation
 import NIOSSL
-import NotificationHub
 
 /// Creates ``WNSAdapter``s from `hub.yaml`:
 ///
@@ -29,15 +29,7 @@ public struct WNSAdapterFactory: PlatformAdapterFactory {
         } else {
             configuration.child("tokenEndpoint").report("tokenEndpoint must be an https URL")
         }
-        var trustRoots: [NIOSSLCertificate] = []
-        if let path = configuration.string("caCertificate") {
-            let resolved = configuration.resolvePath(path)
-            do {
-                trustRoots = try NIOSSLCertificate.fromPEMFile(resolved)
-            } catch {
-                configuration.child("caCertificate").report("cannot read a PEM certificate from '\(resolved)'")
-            }
-        }
+        let trustRoots = configuration.caCertificatePEM().flatMap { try? PEM.certificates($0) } ?? []
         let allowedHosts = configuration.strings("allowedChannelHosts")
         for host in allowedHosts where host.isEmpty || host.contains("/") {
             configuration.child("allowedChannelHosts").report("'\(host)' is not a host or host:port")

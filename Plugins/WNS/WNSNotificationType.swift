@@ -1,5 +1,5 @@
+import AdapterKit
 import NIOCore
-import NotificationHub
 
 /// A WNS notification type, as sent in `X-WNS-Type`: `wns/toast`, `wns/tile`, `wns/badge` or `wns/raw`.
 public struct WNSNotificationType: Hashable, Sendable, CustomStringConvertible {

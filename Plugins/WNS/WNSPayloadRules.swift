@@ -1,5 +1,5 @@
+import AdapterKit
 import NIOCore
-import NotificationHub
 
 /// WNS's rules for a notification's body and headers, checked when a send is accepted and again for each rendered
 /// template delivery.

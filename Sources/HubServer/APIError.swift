@@ -54,6 +54,7 @@ public struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
             case .notFound, .securePushDisabled: .notFound
             case .payloadTooLarge: .contentTooLarge
             case .conflict: .conflict
+            case .userMismatch, .userTokenRequired: .forbidden
             case .preconditionFailed: .preconditionFailed
             case .storageFailure: .internalServerError
             default: .badRequest

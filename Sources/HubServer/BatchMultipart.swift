@@ -114,10 +114,10 @@ struct TestSendOutcome: Encodable {
         var text = #"<NotificationOutcome xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect">"#
         text += "<Success>\(success)</Success><Failure>\(failure)</Failure><Results>"
         for result in results {
-            text += "<RegistrationResult><ApplicationPlatform>\(xmlEscape(result.applicationPlatform))</ApplicationPlatform>"
-            text += "<PnsHandle>\(xmlEscape(result.pnsHandle))</PnsHandle>"
-            text += "<RegistrationId>\(xmlEscape(result.registrationId ?? ""))</RegistrationId>"
-            text += "<Outcome>\(xmlEscape(result.outcome))</Outcome></RegistrationResult>"
+            text += "<RegistrationResult><ApplicationPlatform>\(XMLText.escape(result.applicationPlatform))</ApplicationPlatform>"
+            text += "<PnsHandle>\(XMLText.escape(result.pnsHandle))</PnsHandle>"
+            text += "<RegistrationId>\(XMLText.escape(result.registrationId ?? ""))</RegistrationId>"
+            text += "<Outcome>\(XMLText.escape(result.outcome))</Outcome></RegistrationResult>"
         }
         return text + "</Results></NotificationOutcome>"
     }

@@ -8,7 +8,7 @@ import NotificationHub
 /// keys (each with the JWKS keys of that type). `none` and any other algorithm are rejected, so a token can never
 /// choose a weaker check than the one configured.
 final class DeviceTokenVerifier: Sendable {
-    let settings: SecurePushConfiguration.Authentication
+    let settings: DeviceAuthentication
     private let collections: [String: JWTKeyCollection]
     private let prepared: Task<Void, any Error>
 
@@ -29,7 +29,7 @@ final class DeviceTokenVerifier: Sendable {
     }
 
     /// Parses the configured keys; throws a message naming the key that is not usable.
-    init(_ settings: SecurePushConfiguration.Authentication) throws {
+    init(_ settings: DeviceAuthentication) throws {
         self.settings = settings
         var hmac: HMACKey?
         if let secret = settings.hs256Secret { hmac = HMACKey(from: secret) }
@@ -41,12 +41,12 @@ final class DeviceTokenVerifier: Sendable {
             } else if let key = try? Insecure.RSA.PublicKey(pem: pem) {
                 rsa.append(key)
             } else {
-                throw HubError(.invalidConfiguration, "securePush.authentication.publicKeys[\(index)] is neither a P-256 nor an RSA public key")
+                throw HubError(.invalidConfiguration, "deviceAuthentication.publicKeys[\(index)] is neither a P-256 nor an RSA public key")
             }
         }
         let jwks = settings.jwksJSON
         if let jwks, (try? JSONDecoder().decode(JWKS.self, from: Data(jwks.utf8))) == nil {
-            throw HubError(.invalidConfiguration, "securePush.authentication.jwks is not a JSON Web Key Set")
+            throw HubError(.invalidConfiguration, "deviceAuthentication.jwks is not a JSON Web Key Set")
         }
         var collections: [String: JWTKeyCollection] = [:]
         if hmac != nil { collections["HS256"] = JWTKeyCollection() }

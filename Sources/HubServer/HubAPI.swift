@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// | method | path | right |
 /// |---|---|---|
-/// | PUT, PATCH, GET, DELETE | `/{hub}/installations/{id}` | Listen |
+/// | PUT, PATCH, GET, DELETE | `/{hub}/installations/{id}` | Listen, or the app's bearer JWT |
 /// | GET | `/{hub}/installations?tags=&top=&continuationToken=` | Manage |
 /// | GET | `/{hub}/description` | Manage |
 /// | GET | `/{hub}/messages?top=&continuationToken=` (newest first) | Manage |
@@ -26,10 +26,14 @@ import Synchronization
 /// | POST, DELETE | `/{hub}/schedulednotifications[/{id}]` | Send |
 /// | POST | `/{hub}/securenotifications` | Send |
 /// | GET | `/{hub}/securenotifications/{id}` | the app's bearer JWT |
-/// | POST | `/{hub}/registrationIDs`, `/{hub}/registrations` | Listen |
-/// | PUT, GET, DELETE | `/{hub}/registrations/{id}` | Listen |
-/// | GET | `/{hub}/registrations?$filter=…` | Listen |
+/// | POST | `/{hub}/registrationIDs`, `/{hub}/registrations` | Listen, or the app's bearer JWT |
+/// | PUT, GET, DELETE | `/{hub}/registrations/{id}` | Listen, or the app's bearer JWT |
+/// | GET | `/{hub}/registrations?$filter=…` | Listen, or the app's bearer JWT |
 /// | GET | `/{hub}/registrations`, `/{hub}/tags/{tag}/registrations` | Manage |
+///
+/// A device that registers with its user's bearer JWT (where the hub has `deviceAuthentication`) writes and reads
+/// only its user's installations and registrations (see `docs/registering-devices.md`). Writes of installations and
+/// registrations are rate-limited per user and per key without Manage (``InstallationWriteLimiter``).
 ///
 /// Plus `/healthz`, `/metrics`, `/openapi.yaml`, and the admin console at `/console` when ``console`` is on (see
 /// ``ConsoleController``). Every hub route is authenticated by
@@ -49,12 +53,14 @@ public struct HubAPI: Sendable {
     /// When the configuration the hubs run on was loaded.
     public let configurationLoadedAt: Date
     let clock: any WallClock
-    /// Bearer token verifiers of the hubs with secure push, by hub name.
+    /// Bearer token verifiers of the hubs with device authentication, by hub name.
     let deviceTokenVerifiers: [String: DeviceTokenVerifier]
+    /// Installation write limits, by hub name.
+    let writeLimiters: [String: InstallationWriteLimiter]
 
     /// Creates the API over running hubs.
     ///
-    /// - Throws: ``HubError`` when a hub's secure push keys cannot be used.
+    /// - Throws: ``HubError`` when a hub's device token keys cannot be used.
     public init(
         hubs: [Hub], maximumRequestBytes: Int = 65_536, maximumBatchRequestBytes: Int = 1_048_576,
         metrics: PrometheusCollectorRegistry? = nil, console: Bool = false, configurationLoadedAt: Date? = nil,
@@ -68,12 +74,15 @@ public struct HubAPI: Sendable {
         self.metrics = metrics
         self.clock = clock
         var verifiers: [String: DeviceTokenVerifier] = [:]
+        var limiters: [String: InstallationWriteLimiter] = [:]
         for hub in hubs {
-            if let settings = hub.configuration.securePush {
-                verifiers[hub.name] = try DeviceTokenVerifier(settings.authentication)
+            if let settings = hub.configuration.deviceAuthentication {
+                verifiers[hub.name] = try DeviceTokenVerifier(settings)
             }
+            limiters[hub.name] = InstallationWriteLimiter(limits: hub.configuration.limits.installationWrites)
         }
         deviceTokenVerifiers = verifiers
+        writeLimiters = limiters
     }
 
     /// Every route as `METHOD path` (OpenAPI path syntax), as registered on the router: what the OpenAPI document
@@ -117,6 +126,12 @@ public struct HubAPI: Sendable {
     }
 
     // MARK: Helpers shared by the controllers
+
+    /// Counts an installation or registration write by the caller against the hub's limits; throws 429 with
+    /// `Retry-After` over the limit.
+    func admitWrite(_ context: HubRequestContext, hub: Hub) throws(APIError) {
+        try writeLimiters[hub.name]?.admit(context.caller, now: clock.now())
+    }
 
     /// Reads the request body up to `limit` bytes (the hub's request limit by default).
     func body(_ request: Request, limit: Int? = nil) async throws -> ByteBuffer {

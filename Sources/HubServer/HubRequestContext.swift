@@ -45,6 +45,23 @@ public struct HubRequestContext: RequestContext {
         }
     }
 
+    /// On whose behalf installations and registrations are written and read: a device user's bearer token, or a
+    /// key with Listen. A key with Manage is unrestricted; a Listen key is unrestricted too unless the hub's
+    /// `listenKey.userBoundTags` is `deny`.
+    public func registrant(for hub: Hub) throws(APIError) -> Registrant {
+        switch caller {
+        case .user(let user):
+            return .user(user)
+        case .key(_, let rights):
+            if rights.contains(.manage) { return .unrestricted }
+            guard rights.contains(.listen) else { throw APIError.forbidden(.listen) }
+            return hub.configuration.listenKey.userBoundTags == .allow ? .unrestricted : .listenKey
+        case .anonymous:
+            throw APIError.unauthorized(
+                "send an Authorization header: a SharedAccessSignature token or, where the hub verifies device tokens, Bearer <the app's user JWT>")
+        }
+    }
+
     /// The user a bearer token proved, for the device routes.
     public func requireUser() throws(APIError) -> String {
         guard case .user(let user) = caller else {

@@ -39,64 +39,29 @@ struct NotificationDetails: Encodable {
         reason = record.reason
     }
 
-    /// Azure's element name for a platform's counts, e.g. `ApnsOutcomeCounts`.
-    static func countsElement(_ platform: String) -> String {
-        switch platform {
-        case "apns": "ApnsOutcomeCounts"
-        case "gcm": "GcmOutcomeCounts"
-        case "fcmv1": "FcmV1OutcomeCounts"
-        case "wns": "WnsOutcomeCounts"
-        default: (platform.prefix(1).uppercased() + platform.dropFirst()) + "OutcomeCounts"
-        }
-    }
-
-    func xml() -> String {
+    /// Azure's XML; each platform's counts are in `<{name}OutcomeCounts>`, the name coming from its adapter (e.g.
+    /// `ApnsOutcomeCounts`).
+    func xml(adapters: AdapterSet) -> String {
         func time(_ name: String, _ date: Date?) -> String {
             date.map { "<\(name)>\(HubDateFormat.string(from: $0))</\(name)>" } ?? ""
         }
         var xml = #"<?xml version="1.0" encoding="utf-8"?>"#
         xml += #"<NotificationDetails xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect" xmlns:i="http://www.w3.org/2001/XMLSchema-instance">"#
-        xml += "<NotificationId>\(xmlEscape(notificationId))</NotificationId>"
-        xml += "<Location>\(xmlEscape(location))</Location>"
+        xml += "<NotificationId>\(XMLText.escape(notificationId))</NotificationId>"
+        xml += "<Location>\(XMLText.escape(location))</Location>"
         xml += "<State>\(state)</State>"
         xml += time("EnqueueTime", enqueueTime) + time("ScheduledTime", scheduledTime)
         xml += time("StartTime", startTime) + time("EndTime", endTime)
-        xml += "<TargetPlatforms>\(xmlEscape(targetPlatforms.joined(separator: ",")))</TargetPlatforms>"
+        xml += "<TargetPlatforms>\(XMLText.escape(targetPlatforms.joined(separator: ",")))</TargetPlatforms>"
         for platform in outcomeCounts.keys.sorted() {
-            let element = Self.countsElement(platform)
+            let element = adapters.telemetryName(for: Platform(platform)) + "OutcomeCounts"
             xml += "<\(element)>"
             for outcome in outcomeCounts[platform] ?? [] {
-                xml += "<Outcome><Name>\(xmlEscape(outcome.name))</Name><Count>\(outcome.count)</Count></Outcome>"
+                xml += "<Outcome><Name>\(XMLText.escape(outcome.name))</Name><Count>\(outcome.count)</Count></Outcome>"
             }
             xml += "</\(element)>"
         }
         xml += "</NotificationDetails>"
         return xml
     }
-}
-
-/// Escapes text for XML element content or a quoted attribute, so the document stays well-formed whatever the text
-/// holds: markup characters become entities, and characters XML 1.0 cannot carry at all (controls other than tab,
-/// line feed and carriage return; U+FFFE and U+FFFF) become U+FFFD.
-func xmlEscape(_ text: String) -> String {
-    var result = String.UnicodeScalarView()
-    result.reserveCapacity(text.unicodeScalars.count)
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "&": result.append(contentsOf: "&amp;".unicodeScalars)
-        case "<": result.append(contentsOf: "&lt;".unicodeScalars)
-        case ">": result.append(contentsOf: "&gt;".unicodeScalars)
-        case "\"": result.append(contentsOf: "&quot;".unicodeScalars)
-        case "'": result.append(contentsOf: "&apos;".unicodeScalars)
-        case "\t", "\n", "\r": result.append(scalar)
-        default:
-            let value = scalar.value
-            if value < 0x20 || value == 0xFFFE || value == 0xFFFF {
-                result.append("\u{FFFD}")
-            } else {
-                result.append(scalar)
-            }
-        }
-    }
-    return String(result)
 }

@@ -11,8 +11,10 @@ info:
   version: "1.0"
   description: |
     Paths follow Azure Notification Hubs, so its clients work when pointed at this hub. Every hub endpoint needs
-    `Authorization: SharedAccessSignature sr=...&sig=...&se=...&skn=...` (see `hub token`). Errors are JSON:
-    `{"error": {"code": "...", "message": "..."}}`.
+    `Authorization: SharedAccessSignature sr=...&sig=...&se=...&skn=...` (see `hub token`). Where a hub has
+    `deviceAuthentication`, the single-installation and single-registration endpoints (and the listing of one
+    handle's registrations) also accept `Authorization: Bearer <the app's user JWT>`: the device then registers as
+    its user (docs/registering-devices.md). Errors are JSON: `{"error": {"code": "...", "message": "..."}}`.
 components:
   securitySchemes:
     bearer: {type: http, scheme: bearer, bearerFormat: JWT}
@@ -229,6 +231,15 @@ components:
       content:
         application/json:
           schema: {$ref: "#/components/schemas/Error"}
+    TooManyRequests:
+      description: >-
+        Too many installation or registration writes by this device user or key (limits.installationWrites); code
+        TooManyRequests.
+      headers:
+        Retry-After: {schema: {type: integer}, description: Seconds after which a write is allowed again.}
+      content:
+        application/json:
+          schema: {$ref: "#/components/schemas/Error"}
 security:
   - sas: []
 paths:
@@ -256,7 +267,10 @@ paths:
       - $ref: "#/components/parameters/installationId"
       - $ref: "#/components/parameters/apiVersion"
     put:
-      summary: Create or replace an installation (Listen).
+      summary: >-
+        Create or replace an installation (Listen, or a device user's JWT: userId is the token's user, user-bound tags
+        must name that user, another user's installation id is 409).
+      security: [{sas: []}, {bearer: []}]
       requestBody:
         required: true
         content:
@@ -272,9 +286,12 @@ paths:
         "401": {$ref: "#/components/responses/Error"}
         "403": {$ref: "#/components/responses/Error"}
         "404": {$ref: "#/components/responses/Error"}
+        "409": {$ref: "#/components/responses/Error"}
         "413": {$ref: "#/components/responses/Error"}
+        "429": {$ref: "#/components/responses/TooManyRequests"}
     patch:
-      summary: Update an installation with JSON Patch (Listen).
+      summary: Update an installation with JSON Patch (Listen, or a device user's JWT; another user's installation is 404).
+      security: [{sas: []}, {bearer: []}]
       requestBody:
         required: true
         content:
@@ -288,9 +305,12 @@ paths:
               schema: {$ref: "#/components/schemas/Installation"}
         "400": {$ref: "#/components/responses/Error"}
         "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
         "404": {$ref: "#/components/responses/Error"}
+        "429": {$ref: "#/components/responses/TooManyRequests"}
     get:
-      summary: Read an installation (Listen).
+      summary: Read an installation (Listen, or a device user's JWT; another user's installation is 404).
+      security: [{sas: []}, {bearer: []}]
       responses:
         "200":
           description: The installation.
@@ -298,12 +318,18 @@ paths:
             application/json:
               schema: {$ref: "#/components/schemas/Installation"}
         "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
         "404": {$ref: "#/components/responses/Error"}
     delete:
-      summary: Delete an installation (Listen); 204 also when absent.
+      summary: >-
+        Delete an installation (Listen, or a device user's JWT); 204 also when absent or another user's (which is left
+        in place).
+      security: [{sas: []}, {bearer: []}]
       responses:
         "204": {description: Deleted.}
         "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "429": {$ref: "#/components/responses/TooManyRequests"}
   /{hub}/installations:
     parameters:
       - $ref: "#/components/parameters/hub"
@@ -582,7 +608,8 @@ paths:
       - $ref: "#/components/parameters/hub"
       - $ref: "#/components/parameters/apiVersion"
     post:
-      summary: Issue a new registration id without storing anything (Listen).
+      summary: Issue a new registration id without storing anything (Listen, or a device user's JWT).
+      security: [{sas: []}, {bearer: []}]
       responses:
         "201":
           description: "The id is the last segment of Location: .../{hub}/registrationids/{id}."
@@ -596,7 +623,8 @@ paths:
       - $ref: "#/components/parameters/hub"
       - $ref: "#/components/parameters/apiVersion"
     post:
-      summary: The same as /{hub}/registrationIDs, spelled as the .NET SDK sends it (Listen).
+      summary: The same as /{hub}/registrationIDs, spelled as the .NET SDK sends it (Listen, or a device user's JWT).
+      security: [{sas: []}, {bearer: []}]
       responses:
         "201":
           description: "The id is the last segment of Location."
@@ -609,7 +637,10 @@ paths:
       - $ref: "#/components/parameters/hub"
       - $ref: "#/components/parameters/apiVersion"
     post:
-      summary: Create a registration under a new id (Listen). See docs/registrations.md for the descriptions.
+      summary: >-
+        Create a registration under a new id (Listen, or a device user's JWT: the registration is the user's). See
+        docs/registrations.md for the descriptions.
+      security: [{sas: []}, {bearer: []}]
       requestBody:
         required: true
         content:
@@ -627,10 +658,12 @@ paths:
         "403": {$ref: "#/components/responses/Error"}
         "409": {$ref: "#/components/responses/Error"}
         "413": {$ref: "#/components/responses/Error"}
+        "429": {$ref: "#/components/responses/TooManyRequests"}
     get:
       summary: >-
         List registrations, including read-only projections of installations. With $filter (the registrations of one
-        handle) Listen suffices; without, Manage is needed.
+        handle) Listen or a device user's JWT suffices (the user sees only their own); without, Manage is needed.
+      security: [{sas: []}, {bearer: []}]
       parameters:
         - name: $filter
           in: query
@@ -649,7 +682,10 @@ paths:
       - $ref: "#/components/parameters/registrationId"
       - $ref: "#/components/parameters/apiVersion"
     put:
-      summary: Create or replace a registration (Listen); with If-Match, only if its ETag matches (or * for any).
+      summary: >-
+        Create or replace a registration (Listen, or a device user's JWT; another user's registration id is 409); with
+        If-Match, only if its ETag matches (or * for any).
+      security: [{sas: []}, {bearer: []}]
       parameters:
         - {name: If-Match, in: header, schema: {type: string}, description: 'An ETag such as "3" or W/"3", or *'}
       requestBody:
@@ -669,8 +705,10 @@ paths:
         "404": {$ref: "#/components/responses/Error"}
         "409": {$ref: "#/components/responses/Error"}
         "412": {$ref: "#/components/responses/Error"}
+        "429": {$ref: "#/components/responses/TooManyRequests"}
     get:
-      summary: Read a registration or an installation's projection (Listen).
+      summary: Read a registration or an installation's projection (Listen, or a device user's JWT; another user's is 404).
+      security: [{sas: []}, {bearer: []}]
       responses:
         "200":
           description: The registration.
@@ -681,7 +719,10 @@ paths:
         "401": {$ref: "#/components/responses/Error"}
         "404": {$ref: "#/components/responses/Error"}
     delete:
-      summary: Delete a registration (Listen); with If-Match, only if its ETag matches.
+      summary: >-
+        Delete a registration (Listen, or a device user's JWT; another user's is 404); with If-Match, only if its
+        ETag matches.
+      security: [{sas: []}, {bearer: []}]
       parameters:
         - {name: If-Match, in: header, schema: {type: string}}
       responses:
@@ -690,6 +731,7 @@ paths:
         "404": {$ref: "#/components/responses/Error"}
         "409": {$ref: "#/components/responses/Error"}
         "412": {$ref: "#/components/responses/Error"}
+        "429": {$ref: "#/components/responses/TooManyRequests"}
   /{hub}/tags/{tag}/registrations:
     parameters:
       - $ref: "#/components/parameters/hub"

@@ -1,6 +1,6 @@
+import AdapterKit
 import Foundation
 import Logging
-import NotificationHub
 import ServiceLifecycle
 
 /// A local server that speaks one push platform's wire protocol strictly. `run()` serves until graceful shutdown.

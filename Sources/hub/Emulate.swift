@@ -8,7 +8,7 @@ import UnixSignals
 /// `hub emulate`: runs only the emulators of the `emulators:` section.
 struct Emulate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the local APNs/FCM/WNS emulators declared in the configuration's emulators section.")
+        abstract: "Run the local APNs/FCM/WNS/Web Push emulators declared in the configuration's emulators section.")
 
     @OptionGroup var options: ConfigOptions
 

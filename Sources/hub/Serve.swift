@@ -48,6 +48,9 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "hub")
 
         let loaded = try LoadedConfiguration.load(file: options.config, logger: logger)
+        for warning in loaded.configuration.warnings {
+            logger.warning("configuration warning", metadata: ["config.warning": "\(warning)"])
+        }
         let environmentName = ProcessInfo.processInfo.environment["HUB_NODE_NAME"].flatMap { HubNode.isValidName($0) ? $0 : nil }
         let node = nodeName ?? loaded.configuration.server.nodeName ?? environmentName ?? HubNode.defaultName
         var hubs: [Hub] = []

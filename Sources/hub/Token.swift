@@ -5,11 +5,12 @@ import HubServer
 import JWTKit
 import Logging
 import NotificationHub
+import WebPush
 
 /// `hub token`: mints SAS tokens and connection strings for a hub's keys.
 struct Token: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print a SharedAccessSignature token, a connection string, or a new random key.")
+        abstract: "Print a SharedAccessSignature token, a connection string, a new random key or a new VAPID key pair.")
 
     @OptionGroup var options: ConfigOptions
 
@@ -31,9 +32,12 @@ struct Token: AsyncParsableCommand {
     @Flag(help: "Print a new random key for hub.yaml and exit.")
     var newKey = false
 
+    @Flag(help: "Print a new VAPID key pair for a webpush adapter in hub.yaml and exit.")
+    var newVapidKeys = false
+
     @Option(
         name: .customLong("device-user"),
-        help: "Print a device bearer token (HS256 JWT) for this user, signed with the hub's securePush hs256Secret (demos and tests).")
+        help: "Print a device bearer token (HS256 JWT) for this user, signed with the hub's deviceAuthentication hs256Secret (demos and tests).")
     var deviceUser: String?
 
     /// The claims of a demo device token.
@@ -47,6 +51,12 @@ struct Token: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if newVapidKeys {
+            let keys = VAPIDKeys.generate()
+            print("vapidPublicKey: \(keys.publicKey)")
+            print("vapidPrivateKey: \(keys.privateKeyBase64URL)   # a secret: keep it in the environment or a file")
+            return
+        }
         if newKey {
             print(Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }).base64EncodedString())
             return
@@ -61,8 +71,8 @@ struct Token: AsyncParsableCommand {
             throw ValidationError("hub '\(hubConfiguration.name)' has no key named '\(key ?? "")'")
         }
         if let deviceUser {
-            guard let authentication = hubConfiguration.securePush?.authentication, let secret = authentication.hs256Secret else {
-                throw ValidationError("hub '\(hubConfiguration.name)' has no securePush.authentication.hs256Secret to sign with")
+            guard let authentication = hubConfiguration.deviceAuthentication, let secret = authentication.hs256Secret else {
+                throw ValidationError("hub '\(hubConfiguration.name)' has no deviceAuthentication.hs256Secret to sign with")
             }
             guard authentication.userClaim == "sub" else {
                 throw ValidationError("--device-user signs the sub claim; this hub reads '\(authentication.userClaim)'")

@@ -8,6 +8,23 @@ import Testing
 @testable import APNs
 
 @Suite struct APNsDeliveryTests {
+    @Test func theAdapterHooksCarryAPNsKnowledge() async throws {
+        try await APNsHarness.with { (hub) async throws in
+            #expect(try AdapterSet([hub.adapter]).telemetryName(for: .apns) == "Apns")
+            // A template's own apns-expiration wins over its expiry; otherwise the expiry is carried.
+            var explicit: NotificationHeaders = ["apns-expiration": "1900000000"]
+            hub.adapter.applyTemplateExpiry("2030-01-01T00:00:00Z", to: &explicit)
+            #expect(explicit[NotificationHeaders.expiry] == nil)
+            var plain: NotificationHeaders = [:]
+            hub.adapter.applyTemplateExpiry("2030-01-01T00:00:00Z", to: &plain)
+            #expect(plain[NotificationHeaders.expiry] == "2030-01-01T00:00:00Z")
+            let silent = hub.adapter.secureAnnouncements(for: SecureAnnouncementRequest(id: "s1"))
+            #expect(silent.map(\.format) == [.apple] && silent[0].headers["apns-push-type"] == "background")
+            let visible = hub.adapter.secureAnnouncements(for: SecureAnnouncementRequest(id: "s1", alertText: "New"))
+            #expect(visible[0].headers["apns-push-type"] == "alert" && visible[0].body.contains(#""alert":"New""#))
+        }
+    }
+
     @Test func alertAndBackgroundSendsByTagReachTheEmulatorExactly() async throws {
         try await APNsHarness.with { (hub) async throws in
             let sports = [APNsHarness.deviceToken(1), APNsHarness.deviceToken(2)]
@@ -34,6 +51,7 @@ import Testing
                 #expect(notification.headers["apns-expiration"] == "1900000000")
                 #expect(notification.headers["authorization"] == nil)
                 #expect(notification.apnsID == APNsAdapter.apnsID(notificationID: alert.id, deviceToken: notification.deviceToken))
+                #expect(notification.apnsID == notification.apnsID.lowercased(), "apns-id in the lowercase form Apple documents")
                 let jwt = try APNsHarness.decodeJWT(notification.providerToken)
                 #expect(jwt.header["alg"] == "ES256")
                 #expect(jwt.header["kid"] == .string(APNsHarness.keyID))
@@ -130,8 +148,10 @@ import Testing
             // APNs says the token stopped being valid before the installation was last updated: keep it.
             hub.emulator.setDevice(updatedLater, .expired(Date(timeIntervalSince1970: 1_600_000_000)))
 
+            // Expired channels are applied as the delivery worker would.
             let summary = try await hub.dispatcher.dispatch(
-                Notification(format: .apple, body: #"{"aps":{"alert":"x"}}"#, audience: .tags(try TagExpression(parsing: "t"))))
+                Notification(format: .apple, body: #"{"aps":{"alert":"x"}}"#, audience: .tags(try TagExpression(parsing: "t")))
+            ) { try await hub.store.apply($0.expiredChannels) }
             #expect(summary.counts == [.apns: [.success: 1, .expiredChannel: 2]])
             #expect(try await hub.store.installation(id: "gone")?.expiredPushChannel == true)
             #expect(try await hub.store.installation(id: "later")?.expiredPushChannel == false)

@@ -110,7 +110,10 @@ struct FCMHarness: Sendable {
 
     /// Sends one notification through the dispatcher.
     func send(_ format: NotificationFormat, _ body: String, to audience: Audience = .all) async throws -> DispatchSummary {
-        try await dispatcher.dispatch(NotificationHub.Notification(format: format, body: body, audience: audience))
+        // Expired channels are applied as the delivery worker would.
+        try await dispatcher.dispatch(NotificationHub.Notification(format: format, body: body, audience: audience)) {
+            try await self.store.apply($0.expiredChannels)
+        }
     }
 
     /// Delivers one payload straight through the adapter (to read a single result with its `retryAfter`).

@@ -69,6 +69,20 @@ import Testing
         }
     }
 
+    @Test func theAdapterHooksCarryFCMKnowledge() async throws {
+        try await Self.withAdapters { adapters in
+            #expect(adapters.telemetryName(for: .fcmv1) == "FcmV1")
+            #expect(adapters.telemetryName(for: .gcm) == "Gcm")
+            let announcements = adapters.secureAnnouncements(for: SecureAnnouncementRequest(id: "s1"))
+            #expect(announcements.map(\.format) == [.fcmv1, .gcm])
+            #expect(announcements.map(\.body) == [#"{"message":{"data":{"secureId":"s1"}}}"#, #"{"data":{"secureId":"s1"}}"#])
+            for announcement in announcements {
+                try adapters.validate(
+                    notification: NotificationHub.Notification(format: announcement.format, body: announcement.body, audience: .all))
+            }
+        }
+    }
+
     @Test func validPayloadsPassAndTooBigOnesDoNot() async throws {
         try await Self.withAdapters { adapters in
             #expect(Self.code(.fcmv1, #"{"message":{"data":{"a":"b","n":1,"t":false},"notification":{"title":"x"}}}"#, in: adapters) == nil)

@@ -16,6 +16,13 @@ struct APITestHarness {
         AccessKey(name: "manage", rights: [.manage], primaryKey: "manage-key-0123456789"),
     ]
 
+    /// The default logger: warnings and above, so thousands of requests do not flood the test output.
+    static var quietLogger: Logger {
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        return logger
+    }
+
     let hub: Hub
     let adapter: RecordingAdapter
     let adapters: [RecordingAdapter]
@@ -28,12 +35,15 @@ struct APITestHarness {
 
     static func run<T: Sendable>(
         limits: HubLimits = HubLimits(), adapters: [RecordingAdapter] = [RecordingAdapter(limit: 2000)],
-        securePush: SecurePushConfiguration? = nil, console: Bool = false, clock: any WallClock = SystemWallClock(),
-        logger: Logger = Logger(label: "test"), _ body: @Sendable (APITestHarness) async throws -> T
+        deviceAuthentication: DeviceAuthentication? = nil, listenKey: ListenKeyPolicy = ListenKeyPolicy(),
+        userBoundTags: UserBoundTags = UserBoundTags(), securePush: SecurePushConfiguration? = nil,
+        console: Bool = false, clock: any WallClock = SystemWallClock(), logger: Logger = APITestHarness.quietLogger,
+        _ body: @Sendable (APITestHarness) async throws -> T
     ) async throws -> T {
         let configuration = HubConfiguration(
             name: "demo", keys: keys, storage: .memory, limits: limits,
             delivery: DeliveryConfiguration(initialBackoffSeconds: 0.01), adapters: try AdapterSet(adapters),
+            deviceAuthentication: deviceAuthentication, userBoundTags: userBoundTags, listenKey: listenKey,
             securePush: securePush)
         let hub = try await Hub.open(configuration: configuration, clock: clock, logger: logger)
         let app = Application(

@@ -114,7 +114,7 @@ import Testing
     }
 
     @Test func generatedHostileRequestsNeverFailTheHub() async throws {
-        try await APITestHarness.run(adapters: SecurePushTests.adapters.map { $0 } + [RecordingAdapter()], securePush: SecurePushTests.settings()) { api in
+        try await APITestHarness.run(adapters: SecurePushTests.adapters.map { $0 } + [RecordingAdapter()], deviceAuthentication: SecurePushTests.authentication, securePush: SecurePushTests.settings()) { api in
             var random = Generator(state: 0x5EED_2026)
             var accepted = 0
             var statuses: [Int: Int] = [:]

@@ -86,7 +86,7 @@ import Testing
     }
 
     @Test func secureAudiencesThatCannotBeStoredAre400AndDeliveryContinues() async throws {
-        try await APITestHarness.run(adapters: SecurePushTests.adapters, securePush: SecurePushTests.settings()) { api in
+        try await APITestHarness.run(adapters: SecurePushTests.adapters, deviceAuthentication: SecurePushTests.authentication, securePush: SecurePushTests.settings()) { api in
             for body in [
                 #"{"payload":"p","userId":"ali}ce"}"#, #"{"payload":"p","userId":"al\u0000ice"}"#,
                 #"{"payload":"p","userId":""}"#, #"{"payload":"p","tags":"  "}"#,
@@ -155,7 +155,7 @@ import Testing
     }
 
     @Test func securePayloadsComeBackAsTheExactTextSent() async throws {
-        try await APITestHarness.run(adapters: SecurePushTests.adapters, securePush: SecurePushTests.settings()) { api in
+        try await APITestHarness.run(adapters: SecurePushTests.adapters, deviceAuthentication: SecurePushTests.authentication, securePush: SecurePushTests.settings()) { api in
             #expect(
                 try await api.request(
                     .put, "/demo/installations/p", key: "listen",
@@ -176,7 +176,7 @@ import Testing
     }
 
     @Test func tokensWithCriticalExtensionsAreRefused() async throws {
-        try await APITestHarness.run(adapters: SecurePushTests.adapters, securePush: SecurePushTests.settings()) { api in
+        try await APITestHarness.run(adapters: SecurePushTests.adapters, deviceAuthentication: SecurePushTests.authentication, securePush: SecurePushTests.settings()) { api in
             let valid = try await SecurePushTests.token(user: "alice")
             let parts = valid.split(separator: ".")
             let header = SecurePushTests.base64URL(#"{"alg":"HS256","typ":"JWT","crit":["exp-ext"],"exp-ext":1}"#)

@@ -16,3 +16,30 @@ import Yams
         #expect(documented == Set(HubAPI.routes))
     }
 }
+
+@Suite struct OpenAPIBearerTests {
+    /// The routes a device user's bearer JWT opens, as the router answers them: exactly these declare bearer auth.
+    static let deviceRoutes: Set<String> = [
+        "PUT /{hub}/installations/{installationId}", "PATCH /{hub}/installations/{installationId}",
+        "GET /{hub}/installations/{installationId}", "DELETE /{hub}/installations/{installationId}",
+        "POST /{hub}/registrationIDs", "POST /{hub}/registrationids", "POST /{hub}/registrations",
+        "GET /{hub}/registrations", "PUT /{hub}/registrations/{registrationId}",
+        "GET /{hub}/registrations/{registrationId}", "DELETE /{hub}/registrations/{registrationId}",
+        "GET /{hub}/securenotifications/{secureId}",
+    ]
+
+    @Test func routesThatAcceptADeviceUsersTokenDeclareBearerAuth() throws {
+        let document = try #require(try Yams.load(yaml: OpenAPIDocument.yaml) as? [String: Any])
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        var bearer: Set<String> = []
+        for (path, item) in paths {
+            for method in ["get", "put", "post", "patch", "delete"] {
+                guard let operation = item[method] as? [String: Any] else { continue }
+                let schemes = (operation["security"] as? [[String: Any]] ?? []).flatMap(\.keys)
+                if schemes.contains("bearer") { bearer.insert("\(method.uppercased()) \(path)") }
+            }
+        }
+        #expect(bearer == Self.deviceRoutes)
+        #expect(Self.deviceRoutes.isSubset(of: Set(HubAPI.routes)))
+    }
+}

@@ -430,6 +430,8 @@ final class BrowserTestAdapter: PlatformAdapter {
         }
     }
 
+    func secureAnnouncements(for request: SecureAnnouncementRequest) -> [SecurePushAnnouncement] { [] }
+
     func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
         deliveries.map { _ in .success }
     }

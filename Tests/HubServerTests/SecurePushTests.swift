@@ -1,4 +1,6 @@
+import APNs
 import Crypto
+import FCM
 import Foundation
 import HTTPTypes
 import HubServer
@@ -9,6 +11,7 @@ import JWTKit
 import NIOCore
 import NotificationHub
 import Testing
+import WNS
 
 /// Secure push through the API: id-only pushes on every platform, bearer-token checks, no existence oracle, no
 /// payload in logs or in the database.
@@ -19,13 +22,13 @@ import Testing
     static let ecKey = ES256PrivateKey()
 
     static func settings(style: SecurePushConfiguration.APNsStyle = .background) -> SecurePushConfiguration {
-        SecurePushConfiguration(
-            encryptionKey: SymmetricKey(size: .bits256),
-            authentication: .init(
-                issuer: "https://id.example.com", audience: "hub", clockSkewSeconds: 5, hs256Secret: secret,
-                publicKeysPEM: [ecKey.publicKey.pemRepresentation]),
-            apnsStyle: style, alertText: "New secure message")
+        SecurePushConfiguration(encryptionKey: SymmetricKey(size: .bits256), apnsStyle: style, alertText: "New secure message")
     }
+
+    /// How the test hubs verify device tokens: HS256 with ``secret`` or ES256 with ``ecKey``.
+    static let authentication = DeviceAuthentication(
+        issuer: "https://id.example.com", audience: "hub", clockSkewSeconds: 5, hs256Secret: secret,
+        publicKeysPEM: [ecKey.publicKey.pemRepresentation])
 
     struct Claims: JWTPayload {
         var sub: SubjectClaim
@@ -55,7 +58,10 @@ import Testing
     }
 
     static var adapters: [RecordingAdapter] {
-        [RecordingAdapter(platform: .apns, format: .apple), RecordingAdapter(platform: .wns, format: .windows)]
+        [
+            RecordingAdapter(platform: .apns, format: .apple, announce: APNsAdapter.announcements(for:)),
+            RecordingAdapter(platform: .wns, format: .windows, announce: WNSAdapter.announcements(for:)),
+        ]
     }
 
     static func register(_ api: APITestHarness) async throws {
@@ -78,10 +84,11 @@ import Testing
     @Test func onlyTheIdTravelsAndOnlyTheRightUserReads() async throws {
         let logs = CapturedLogs()
         let adapters = [
-            RecordingAdapter(platform: .apns, format: .apple), RecordingAdapter(platform: .wns, format: .windows),
-            RecordingAdapter(platform: .fcmv1, format: .fcmv1),
+            RecordingAdapter(platform: .apns, format: .apple, announce: APNsAdapter.announcements(for:)),
+            RecordingAdapter(platform: .wns, format: .windows, announce: WNSAdapter.announcements(for:)),
+            RecordingAdapter(platform: .fcmv1, format: .fcmv1, announce: FCMAdapter.announcements(for:)),
         ]
-        try await APITestHarness.run(adapters: adapters, securePush: Self.settings(), logger: logs.logger()) { api in
+        try await APITestHarness.run(adapters: adapters, deviceAuthentication: Self.authentication, securePush: Self.settings(), logger: logs.logger()) { api in
             try await Self.register(api)
             let tablet = #"{"installationId":"alice-tablet","platform":"fcmv1","pushChannel":"dev-alice-tablet","userId":"alice","tags":["username:alice"]}"#
             #expect(try await api.request(.put, "/demo/installations/alice-tablet", key: "listen", body: tablet).status == .ok)
@@ -148,7 +155,7 @@ import Testing
     }
 
     @Test func badTokensAreRefusedWith401() async throws {
-        try await APITestHarness.run(adapters: Self.adapters, securePush: Self.settings()) { api in
+        try await APITestHarness.run(adapters: Self.adapters, deviceAuthentication: Self.authentication, securePush: Self.settings()) { api in
             try await Self.register(api)
             let created = try await api.request(
                 .post, "/demo/securenotifications", key: "send", body: #"{"payload":"secret","userId":"alice"}"#)
@@ -184,7 +191,7 @@ import Testing
 
     @Test func readOnceExpiryAndPurge() async throws {
         let clock = ManualWallClock(Date())
-        try await APITestHarness.run(adapters: Self.adapters, securePush: Self.settings(), clock: clock) { api in
+        try await APITestHarness.run(adapters: Self.adapters, deviceAuthentication: Self.authentication, securePush: Self.settings(), clock: clock) { api in
             try await Self.register(api)
             let once = try await api.request(
                 .post, "/demo/securenotifications", key: "send",
@@ -206,7 +213,7 @@ import Testing
     }
 
     @Test func createRequestsAreValidated() async throws {
-        try await APITestHarness.run(adapters: Self.adapters, securePush: Self.settings(style: .alert)) { api in
+        try await APITestHarness.run(adapters: Self.adapters, deviceAuthentication: Self.authentication, securePush: Self.settings(style: .alert)) { api in
             let cases: [(String, String, HTTPResponse.Status)] = [
                 (#"{"tags":"a"}"#, "InvalidSecureNotification", .badRequest),
                 (#"{"payload":1}"#, "InvalidSecureNotification", .badRequest),

@@ -16,12 +16,26 @@ public final class RecordingAdapter: PlatformAdapter, Sendable {
     }
 
     public let descriptor: PlatformDescriptor
+    private let announce: @Sendable (SecureAnnouncementRequest) -> [SecurePushAnnouncement]
     private let state = Mutex<(received: [Received], scripted: [String: [DeliveryResult]])>(([], [:]))
 
-    public init(platform: Platform = Platform("test"), format: NotificationFormat = NotificationFormat("testformat"), limit: Int = 4096) {
+    /// Creates an adapter serving `platform` with `format`. Secure notifications are announced with `announce`
+    /// (pass a platform's own announcements to stand in for it), by default as `{"secureId": id}` in `format`.
+    public init(
+        platform: Platform = Platform("test"), format: NotificationFormat = NotificationFormat("testformat"), limit: Int = 4096,
+        announce: (@Sendable (SecureAnnouncementRequest) -> [SecurePushAnnouncement])? = nil
+    ) {
         descriptor = PlatformDescriptor(
             platforms: [platform], formats: [format: [platform]], templateFormats: [platform: format],
             maximumPayloadBytes: limit)
+        self.announce =
+            announce ?? { request in
+                [SecurePushAnnouncement(format: format, body: JSONValue.object(["secureId": .string(request.id)]).jsonString())]
+            }
+    }
+
+    public func secureAnnouncements(for request: SecureAnnouncementRequest) -> [SecurePushAnnouncement] {
+        announce(request)
     }
 
     /// Makes the next deliveries to `handle` return `results` in turn (then success).

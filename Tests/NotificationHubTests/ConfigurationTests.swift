@@ -166,9 +166,10 @@ import Testing
         let hub = try #require(try load(yaml).hub(named: "demo"))
         let secure = try #require(hub.securePush)
         #expect(secure.apnsStyle == .alert && secure.alertText == "Hi")
-        #expect(secure.authentication.userClaim == "uid")
-        #expect(secure.authentication.issuer == "https://id.example.com")
-        #expect(secure.authentication.publicKeysPEM.count == 1)
+        let authentication = try #require(hub.deviceAuthentication)
+        #expect(authentication.userClaim == "uid")
+        #expect(authentication.issuer == "https://id.example.com")
+        #expect(authentication.publicKeysPEM.count == 1)
         #expect(hub.delivery.pagesInFlight == 2)
         #expect(hub.delivery.rateLimitPerSecond == 5000)
         #expect(hub.delivery.platformConcurrency == ["apns": 4])
@@ -195,5 +196,112 @@ import Testing
 
             """))
         #expect(missing.contains { $0.keyPath == "hubs.demo.securePush.authentication" && $0.message.contains("hs256Secret, publicKeys or jwks") })
+    }
+}
+
+/// Device authentication, user-bound tags, the Listen key's policy and installation write limits in `hub.yaml`.
+@Suite struct DeviceRegistrationConfigurationTests {
+    static let secureKey = "q83vEjRWeJDE4xKZ1bJd2Z7aX0c5vPzYl8bV1mQ+9wA="
+    static let deviceAuthentication = """
+            deviceAuthentication:
+              issuer: https://id.example.com
+              audience: hub
+              hs256Secret: a-secret-that-is-32-bytes-long-or-more
+
+        """
+
+    /// The valid configuration with `section` added to the hub and `limits` added to its `limits:` section.
+    static func yaml(_ section: String, limits: String = "") -> String {
+        ConfigurationTests.withSection(section).replacingOccurrences(
+            of: "      tagExpression: {maximumTags: 8}\n", with: "      tagExpression: {maximumTags: 8}\n" + limits)
+    }
+
+    func hub(_ section: String, limits: String = "") throws -> (HubConfiguration, [ConfigurationProblem]) {
+        let configuration = try ConfigurationTests().load(Self.yaml(section, limits: limits))
+        return (try #require(configuration.hub(named: "demo")), configuration.warnings)
+    }
+
+    @Test func defaultsAreAzuresBehaviourWithLimits() throws {
+        let (hub, warnings) = try hub("")
+        #expect(hub.deviceAuthentication == nil)
+        #expect(hub.listenKey.userBoundTags == .allow)
+        #expect(hub.userBoundTags.prefixes == ["username:", "user:"])
+        #expect(hub.limits.installationWrites.perUser == .init(perMinute: 30, burst: 20))
+        #expect(hub.limits.installationWrites.perKey == .init(perMinute: 60_000, burst: 6_000))
+        #expect(warnings.isEmpty)
+    }
+
+    @Test func everyKeyDecodes() throws {
+        let (hub, warnings) = try hub(Self.deviceAuthentication + """
+                userBoundTagPrefixes: ["member:", "account:"]
+                listenKey: {userBoundTags: deny}
+                securePush: {encryptionKey: \(Self.secureKey)}
+
+            """, limits: "      installationWrites:\n        perUser: {perMinute: 10, burst: 5}\n        perKey: off\n")
+        let authentication = try #require(hub.deviceAuthentication)
+        #expect(authentication.issuer == "https://id.example.com" && authentication.audience == "hub")
+        #expect(hub.userBoundTags.prefixes == ["member:", "account:"])
+        #expect(hub.listenKey.userBoundTags == .deny)
+        #expect(hub.securePush != nil)
+        #expect(hub.limits.installationWrites.perUser == .init(perMinute: 10, burst: 5))
+        #expect(hub.limits.installationWrites.perKey == nil)
+        #expect(warnings.isEmpty, "deny with secure push is the recommended set-up: \(warnings)")
+    }
+
+    @Test func theOldKeyStillWorksWithADeprecationWarning() throws {
+        let (hub, warnings) = try hub("""
+                listenKey: {userBoundTags: deny}
+                securePush:
+                  encryptionKey: \(Self.secureKey)
+                  authentication:
+                    userClaim: uid
+                    hs256Secret: a-secret-that-is-32-bytes-long-or-more
+
+            """)
+        #expect(hub.deviceAuthentication?.userClaim == "uid")
+        #expect(warnings.count == 1)
+        let warning = try #require(warnings.first)
+        #expect(warning.keyPath == "hubs.demo.securePush.authentication")
+        #expect(warning.message.contains("deprecated") && warning.message.contains("deviceAuthentication"))
+        #expect(warning.line > 0)
+    }
+
+    @Test func securePushWithUserBoundTagsOverTheListenKeyIsWarnedAbout() throws {
+        let (_, warnings) = try hub(Self.deviceAuthentication + "    securePush: {encryptionKey: \(Self.secureKey)}\n")
+        let warning = try #require(warnings.first)
+        #expect(warnings.count == 1)
+        #expect(warning.keyPath == "hubs.demo.listenKey")
+        #expect(warning.message.contains("listenKey.userBoundTags: deny"))
+        #expect(warning.description.hasPrefix("/etc/hub/hub.yaml:"))
+        // No user-bound namespaces: nothing to warn about.
+        let (_, none) = try hub(
+            Self.deviceAuthentication + "    userBoundTagPrefixes: []\n    securePush: {encryptionKey: \(Self.secureKey)}\n")
+        #expect(none.isEmpty)
+    }
+
+    @Test func mistakesAreReportedAtTheirKey() {
+        let cases: [(String, String, String)] = [
+            (Self.deviceAuthentication + "    securePush:\n      encryptionKey: \(Self.secureKey)\n      authentication: {hs256Secret: a-secret-that-is-32-bytes-long-or-more}\n",
+             "hubs.demo.securePush.authentication", "configured twice"),
+            ("    securePush: {encryptionKey: \(Self.secureKey)}\n", "hubs.demo.securePush", "add a hub-level deviceAuthentication"),
+            ("    deviceAuthentication: {issuer: x}\n", "hubs.demo.deviceAuthentication", "hs256Secret, publicKeys or jwks"),
+            ("    deviceAuthentication: {hs256Secret: short}\n", "hubs.demo.deviceAuthentication.hs256Secret", "at least 32 bytes"),
+            ("    listenKey: {userBoundTags: maybe}\n", "hubs.demo.listenKey.userBoundTags", "use one of: allow, deny"),
+            ("    listenKey: {userBoundTag: deny}\n", "hubs.demo.listenKey.userBoundTag", "did you mean 'userBoundTags'"),
+            ("    userBoundTagPrefixes: [\"user\", \"username:\"]\n", "hubs.demo.userBoundTagPrefixes", "is the start of 'username:'"),
+            ("    userBoundTagPrefixes: [\"user name:\"]\n", "hubs.demo.userBoundTagPrefixes", "not a valid tag start"),
+        ]
+        let limits: [(String, String, String)] = [
+            ("      installationWrites: {perUser: sometimes}\n", "hubs.demo.limits.installationWrites.perUser", "or off"),
+            ("      installationWrites: {perKey: {perMinute: 0}}\n", "hubs.demo.limits.installationWrites.perKey.perMinute", "from 1 to"),
+        ]
+        let yamls = cases.map { (Self.yaml($0.0), $0.1, $0.2) } + limits.map { (Self.yaml("", limits: $0.0), $0.1, $0.2) }
+        for (yaml, keyPath, message) in yamls {
+            let found = ConfigurationTests().problems(yaml)
+            #expect(
+                found.contains { $0.keyPath == keyPath && $0.message.contains(message) },
+                "\(keyPath): \(found.map(\.description))")
+            #expect(!found.map(\.description).joined().contains("short"), "secrets never appear")
+        }
     }
 }

@@ -218,6 +218,7 @@ import Testing
             templateFormats: [:], maximumPayloadBytes: 100)
         let state = Mutex((current: 0, peak: 0))
         func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {}
+        func secureAnnouncements(for request: SecureAnnouncementRequest) -> [SecurePushAnnouncement] { [] }
         func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
             state.withLock { $0.current += 1; $0.peak = max($0.peak, $0.current) }
             try? await Task.sleep(for: .milliseconds(5))

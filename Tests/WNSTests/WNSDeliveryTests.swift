@@ -158,6 +158,16 @@ import WNS
         }
     }
 
+    @Test func retryAfterIsReadAsAnHTTPDateToo() async throws {
+        try await WNSHarness.with { hub in
+            try await hub.register("d", channel: "ch-date")
+            hub.emulator.script([.init(status: 406, retryAfterDate: Date() + 120)])
+            let result = await hub.deliver(Payloads.toast, channel: "ch-date")
+            #expect(result.outcome == .throttled)
+            #expect(result.retryAfter.map { $0 > .seconds(100) && $0 <= .seconds(120) } == true)
+        }
+    }
+
     @Test func retryAfterIsHonoured() async throws {
         try await WNSHarness.with { hub in
             try await hub.register("d")

@@ -78,7 +78,8 @@ struct WNSHarness {
         let audience: Audience = try expression.map { .tags(try TagExpression(parsing: $0)) } ?? .all
         let notification = Notification(format: .windows, body: body, headers: headers, audience: audience)
         try adapter.validate(notification: notification)
-        return try await dispatcher.dispatch(notification)
+        // Expired channels are applied as the delivery worker would.
+        return try await dispatcher.dispatch(notification) { try await self.store.apply($0.expiredChannels) }
     }
 
     /// Delivers directly with the adapter (no Dispatcher retries), to one channel.

@@ -42,6 +42,19 @@ import WNS
         }
     }
 
+    @Test func theAdapterHooksCarryWNSKnowledge() throws {
+        let adapters = try AdapterSet([Self.adapter])
+        #expect(adapters.telemetryName(for: .wns) == "Wns")
+        let announcements = adapters.secureAnnouncements(for: SecureAnnouncementRequest(id: "s1", alertText: "ignored"))
+        #expect(announcements.map(\.body) == ["s1"])
+        #expect(announcements.first?.headers["X-WNS-Type"] == "wns/raw")
+        for announcement in announcements {
+            try adapters.validate(
+                notification: NotificationHub.Notification(
+                    format: announcement.format, body: announcement.body, headers: announcement.headers, audience: .all))
+        }
+    }
+
     @Test func objectChannelsAreRejected() {
         #expect(throws: HubError.self) {
             try Self.adapter.validate(pushChannel: .object(["endpoint": "https://x.notify.windows.com/"]), platform: .wns)

@@ -4,8 +4,12 @@ import Hummingbird
 import NIOCore
 import NotificationHub
 
-/// `/{hub}/installations`: create or replace, patch, read and delete single installations (Listen), and query
-/// installations by tag expression (Manage).
+/// `/{hub}/installations`: create or replace, patch, read and delete single installations (Listen, or a device
+/// user's bearer JWT), and query installations by tag expression (Manage).
+///
+/// With a user's token (or the Listen key under `listenKey.userBoundTags: deny`) another user's installation is
+/// answered as one that does not exist: `GET` and `PATCH` 404, `DELETE` 204 without deleting. A `PUT` of its id
+/// cannot pretend the id is free and answers 409. Writes count against `limits.installationWrites`.
 struct InstallationsController {
     let api: HubAPI
 
@@ -25,9 +29,10 @@ struct InstallationsController {
     }
 
     func put(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.listen)
         let hub = try context.requireHub()
+        let registrant = try context.registrant(for: hub)
         let id = try Self.id(context)
+        try api.admitWrite(context, hub: hub)
         let buffer = try await api.body(request)
         var installation: Installation
         do {
@@ -42,31 +47,36 @@ struct InstallationsController {
                 "InvalidInstallation", "installationId in the body must be the id in the URL, byte for byte")
         }
         installation.expirationTime = nil
-        return try api.json(try await hub.register(installation))
+        return try api.json(try await hub.register(installation, as: registrant))
     }
 
     func patch(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.listen)
         let hub = try context.requireHub()
+        let registrant = try context.registrant(for: hub)
         let id = try Self.id(context)
+        try api.admitWrite(context, hub: hub)
         let operations = try InstallationPatchOperation.parse(try await api.body(request).readableBytesView)
-        return try api.json(try await hub.patch(id: id, operations))
+        return try api.json(try await hub.patch(id: id, operations, as: registrant))
     }
 
     func get(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.listen)
         let hub = try context.requireHub()
+        let registrant = try context.registrant(for: hub)
         let id = try Self.id(context)
-        guard let installation = try await hub.installations.installation(id: id) else {
+        guard let installation = try await hub.installation(id: id, as: registrant) else {
             throw APIError(.notFound, code: "InstallationNotFound", message: "installation '\(id)' does not exist")
         }
         return try api.json(installation)
     }
 
+    /// 204 whether or not the installation existed (Azure's contract), and so also for one out of the caller's
+    /// reach, which is left in place.
     func delete(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.listen)
         let hub = try context.requireHub()
-        try await hub.installations.delete(id: try Self.id(context))
+        let registrant = try context.registrant(for: hub)
+        let id = try Self.id(context)
+        try api.admitWrite(context, hub: hub)
+        try await hub.deleteInstallation(id: id, as: registrant)
         return Response(status: .noContent)
     }
 

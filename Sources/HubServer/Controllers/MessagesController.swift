@@ -80,7 +80,7 @@ struct MessagesController {
         let details = NotificationDetails(
             record: record, location: "\(HubAPI.origin(of: request))/\(hub.name)/messages/\(id)",
             targetPlatforms: hub.configuration.adapters.platforms(for: record.notification.format))
-        if HubAPI.wantsXML(request) { return HubAPI.xml(details.xml(), status: .ok) }
+        if HubAPI.wantsXML(request) { return HubAPI.xml(details.xml(adapters: hub.configuration.adapters), status: .ok) }
         return try api.json(details)
     }
 

@@ -8,14 +8,15 @@ import NotificationHub
 ///
 /// | method | path | right |
 /// |---|---|---|
-/// | POST | `/{hub}/registrationIDs` | Listen |
-/// | POST | `/{hub}/registrations` | Listen |
-/// | PUT, GET, DELETE | `/{hub}/registrations/{id}` (`If-Match`) | Listen |
-/// | GET | `/{hub}/registrations?$filter=ChannelUri eq '…'` (or `DeviceToken`, `GcmRegistrationId`, `FcmV1RegistrationId`) | Listen |
+/// | POST | `/{hub}/registrationIDs` | Listen or a user's JWT |
+/// | POST | `/{hub}/registrations` | Listen or a user's JWT |
+/// | PUT, GET, DELETE | `/{hub}/registrations/{id}` (`If-Match`) | Listen or a user's JWT |
+/// | GET | `/{hub}/registrations?$filter=ChannelUri eq '…'` (or `DeviceToken`, `GcmRegistrationId`, `FcmV1RegistrationId`) | Listen or a user's JWT |
 /// | GET | `/{hub}/registrations` | Manage |
 /// | GET | `/{hub}/tags/{tag}/registrations` | Manage |
 ///
-/// Listings take `$top` (1–1000, default 100) and `continuationtoken`, and answer the next token in
+/// With a user's token a registration belongs to that user: another user's registrations (and the projections of
+/// another user's installations) are answered as absent, and listings leave them out. Listings take `$top` (1–1000, default 100) and `continuationtoken`, and answer the next token in
 /// `x-ms-continuationtoken`.
 struct RegistrationsController {
     let api: HubAPI
@@ -38,8 +39,8 @@ struct RegistrationsController {
     // MARK: Single registrations
 
     func createRegistrationID(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.listen)
         let hub = try context.requireHub()
+        _ = try context.registrant(for: hub)
         let id = try await hub.createRegistrationID()
         let origin = HubAPI.origin(of: request)
         return Response(
@@ -51,17 +52,19 @@ struct RegistrationsController {
     }
 
     func createRegistration(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.listen)
         let hub = try context.requireHub()
+        let registrant = try context.registrant(for: hub)
+        try api.admitWrite(context, hub: hub)
         let parsed = try RegistrationXML.parseEntry(try await api.body(request).readableBytesView)
-        let stored = try await hub.createRegistration(parsed.registration)
+        let stored = try await hub.createRegistration(parsed.registration, as: registrant)
         return registrationEntry(stored, hub: hub, request: request, contentLocation: true)
     }
 
     func putRegistration(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.listen)
         let hub = try context.requireHub()
+        let registrant = try context.registrant(for: hub)
         let id = try Self.registrationID(context)
+        try api.admitWrite(context, hub: hub)
         let condition = try ETagCondition(ifMatch: request.headers[Self.ifMatchHeader])
         var registration = try RegistrationXML.parseEntry(try await api.body(request).readableBytesView).registration
         guard registration.registrationID.isEmpty || registration.registrationID == id else {
@@ -70,24 +73,27 @@ struct RegistrationsController {
                 "<RegistrationId> in the body ('\(registration.registrationID.prefix(64))') must be the id in the URL ('\(id)') or left out")
         }
         registration.registrationID = id
-        let stored = try await hub.putRegistration(registration, condition: condition)
+        let stored = try await hub.putRegistration(registration, condition: condition, as: registrant)
         return registrationEntry(stored, hub: hub, request: request, contentLocation: false)
     }
 
     func getRegistration(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.listen)
         let hub = try context.requireHub()
+        let registrant = try context.registrant(for: hub)
         let id = try Self.registrationID(context)
-        guard let registration = try await hub.registration(id: id) else { throw Self.registrationNotFound(id) }
+        guard let registration = try await hub.registration(id: id, as: registrant) else { throw Self.registrationNotFound(id) }
         return registrationEntry(registration, hub: hub, request: request, contentLocation: false)
     }
 
     func deleteRegistration(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.listen)
         let hub = try context.requireHub()
+        let registrant = try context.registrant(for: hub)
         let id = try Self.registrationID(context)
+        try api.admitWrite(context, hub: hub)
         let condition = try ETagCondition(ifMatch: request.headers[Self.ifMatchHeader])
-        guard try await hub.deleteRegistration(id: id, condition: condition) else { throw Self.registrationNotFound(id) }
+        guard try await hub.deleteRegistration(id: id, condition: condition, as: registrant) else {
+            throw Self.registrationNotFound(id)
+        }
         return Response(status: .ok)
     }
 
@@ -186,16 +192,17 @@ struct RegistrationsController {
     func listRegistrations(_ request: Request, _ context: HubRequestContext) async throws -> Response {
         let parameters = try ListingParameters(query: request.uri.query ?? "")
         var query = RegistrationQuery.all
-        // A handle's registrations are the device's own (Listen); enumerating all of them needs Manage.
-        let hub: Hub
+        // A handle's registrations are the device's own (Listen, or its user's token: then only that user's);
+        // enumerating all of them needs Manage.
+        let hub = try context.requireHub()
+        var registrant = Registrant.unrestricted
         if let filter = parameters.filter {
-            try context.require(.listen)
+            registrant = try context.registrant(for: hub)
             query = try Self.registrationQuery(filter: filter)
         } else {
             try context.require(.manage)
         }
-        hub = try context.requireHub()
-        return try await registrationFeed(query, parameters, hub: hub, request: request)
+        return try await registrationFeed(query, parameters, hub: hub, request: request, registrant: registrant)
     }
 
     func registrationsByTag(_ request: Request, _ context: HubRequestContext) async throws -> Response {
@@ -204,13 +211,14 @@ struct RegistrationsController {
         var tag = try APIPath.decode(context.parameters.require("tag"))
         if let system = SystemTag.canonical(tag) { tag = system } else { try Tag.validate(tag) }
         let parameters = try ListingParameters(query: request.uri.query ?? "")
-        return try await registrationFeed(.tag(tag), parameters, hub: hub, request: request)
+        return try await registrationFeed(.tag(tag), parameters, hub: hub, request: request, registrant: .unrestricted)
     }
 
     func registrationFeed(
-        _ query: RegistrationQuery, _ parameters: ListingParameters, hub: Hub, request: Request
+        _ query: RegistrationQuery, _ parameters: ListingParameters, hub: Hub, request: Request, registrant: Registrant
     ) async throws -> Response {
-        let page = try await hub.installations.registrations(query, after: parameters.cursor, limit: parameters.top)
+        let page = try await hub.installations.registrations(
+            query, after: parameters.cursor, limit: parameters.top, reachableBy: registrant)
         var headers: HTTPFields = [.contentType: RegistrationXML.feedContentType]
         if let next = page.next { headers[Self.continuationTokenHeader] = next.token }
         let url = HubAPI.origin(of: request) + request.uri.path

@@ -90,6 +90,26 @@ public struct AdapterSet: Sendable {
         }
     }
 
+    /// The id-only pushes announcing a secure notification, gathered from every adapter (one per format the adapter
+    /// accepts, in format order).
+    public func secureAnnouncements(for request: SecureAnnouncementRequest) -> [SecurePushAnnouncement] {
+        var byFormat: [NotificationFormat: SecurePushAnnouncement] = [:]
+        for adapter in adapters {
+            for announcement in adapter.secureAnnouncements(for: request)
+            where adapter.descriptor.formats[announcement.format] != nil && byFormat[announcement.format] == nil {
+                byFormat[announcement.format] = announcement
+            }
+        }
+        return byFormat.keys.sorted().compactMap { byFormat[$0] }
+    }
+
+    /// The name telemetry gives a platform (Azure's `NotificationDetails` element prefix, e.g. `Apns`), from the
+    /// adapter that serves it.
+    public func telemetryName(for platform: Platform) -> String {
+        (adapter(for: platform)?.descriptor ?? PlatformDescriptor(
+            platforms: [], formats: [:], templateFormats: [:], maximumPayloadBytes: 0)).telemetryName(for: platform)
+    }
+
     /// Validates a notification: its format is accepted and every adapter it reaches accepts its body.
     public func validate(notification: Notification) throws(HubError) {
         try checkFormat(notification.format)
@@ -112,17 +132,6 @@ public struct AdapterSet: Sendable {
         for platform in platforms(for: notification.format) {
             guard let index = byPlatform[platform], checked.insert(index).inserted else { continue }
             try adapters[index].validate(notification: notification)
-        }
-    }
-}
-
-extension JSONValue {
-    /// Parses a request body as JSON, with a message fit for an API error.
-    public init(parsingBody body: some Collection<UInt8>) throws(HubError) {
-        do {
-            self = try JSONValue(parsing: Array(body))
-        } catch {
-            throw HubError(.invalidNotification, "the body is not valid JSON")
         }
     }
 }

@@ -9,6 +9,9 @@ public struct HubsConfiguration: Sendable {
     public var hubs: [HubConfiguration]
     /// The file it was read from.
     public var file: String
+    /// Settings that work but deserve a look (deprecated keys, risky combinations), with file:line:col and key path.
+    /// `hub validate` prints them and `hub serve` logs them.
+    public var warnings: [ConfigurationProblem]
 
     /// Reads and validates a configuration, creating (but not starting) every adapter.
     ///
@@ -53,6 +56,7 @@ public struct HubsConfiguration: Sendable {
         root.rejectUnknownKeys()
         try root.throwIfProblems()
         self.hubs = hubs
+        self.warnings = root.warnings
     }
 
     /// Loads and validates a file.
@@ -173,6 +177,13 @@ public struct HubConfiguration: Sendable {
     public var delivery: DeliveryConfiguration
     /// The platform adapters, created but not started.
     public var adapters: AdapterSet
+    /// How device apps' bearer tokens (JWT) are verified; `nil` when the hub accepts none. Secure push reads need
+    /// it; with it, devices may also register as their user.
+    public var deviceAuthentication: DeviceAuthentication?
+    /// The tag namespaces that name a user (`username:`, `user:`).
+    public var userBoundTags: UserBoundTags
+    /// What the Listen key may do with user ids and user-bound tags.
+    public var listenKey: ListenKeyPolicy
     /// Secure push settings; `nil` turns the secure notification endpoints off.
     public var securePush: SecurePushConfiguration?
     /// Where failed deliveries are posted, if anywhere.
@@ -182,8 +193,13 @@ public struct HubConfiguration: Sendable {
     public init(
         name: String, keys: [AccessKey] = [], storage: StorageConfiguration = .memory, limits: HubLimits = HubLimits(),
         delivery: DeliveryConfiguration = DeliveryConfiguration(), adapters: AdapterSet,
-        securePush: SecurePushConfiguration? = nil, feedbackWebhook: FeedbackWebhookConfiguration? = nil
+        deviceAuthentication: DeviceAuthentication? = nil, userBoundTags: UserBoundTags = UserBoundTags(),
+        listenKey: ListenKeyPolicy = ListenKeyPolicy(), securePush: SecurePushConfiguration? = nil,
+        feedbackWebhook: FeedbackWebhookConfiguration? = nil
     ) {
+        self.deviceAuthentication = deviceAuthentication
+        self.userBoundTags = userBoundTags
+        self.listenKey = listenKey
         self.securePush = securePush
         self.feedbackWebhook = feedbackWebhook
         self.name = name
@@ -216,7 +232,15 @@ public struct HubConfiguration: Sendable {
         limits = HubLimits(node.child("limits"))
         delivery = DeliveryConfiguration(node.child("delivery"))
         if case .postgres = storage, !node.child("delivery").child("partitions").isPresent { delivery.partitions = 4 }
-        securePush = SecurePushConfiguration(node.child("securePush"))
+        deviceAuthentication = DeviceAuthentication.read(hub: node)
+        userBoundTags = UserBoundTags(hub: node)
+        listenKey = ListenKeyPolicy(node.child("listenKey"))
+        let securePushNode = node.child("securePush")
+        securePush = SecurePushConfiguration(securePushNode, deviceTokensConfigured: deviceAuthentication != nil)
+        if securePushNode.isPresent, listenKey.userBoundTags == .allow, !userBoundTags.prefixes.isEmpty {
+            node.child("listenKey").warn(
+                "secure push is on while the Listen key may register user-bound tags (\(userBoundTags.prefixes.joined(separator: ", "))): anyone who extracts the Listen key from the app can register a device tagged \(userBoundTags.prefixes[0])<someone> and receive that user's secure notification ids; set listenKey.userBoundTags: deny and let devices register with their user's token (docs/registering-devices.md)")
+        }
         feedbackWebhook = FeedbackWebhookConfiguration(feedback: node.child("feedback"))
 
         var adapters: [any PlatformAdapter] = []
@@ -422,11 +446,17 @@ public struct HubLimits: Sendable, Hashable {
     public var tagsPerInstallation: Int
     /// Tag expression limits.
     public var tagExpression: TagExpression.Limits
+    /// How often one device user or one key without Manage may write installations and registrations.
+    public var installationWrites: InstallationWriteLimits
 
     /// Creates limits with the defaults.
-    public init(tagsPerInstallation: Int = 60, tagExpression: TagExpression.Limits = .default) {
+    public init(
+        tagsPerInstallation: Int = 60, tagExpression: TagExpression.Limits = .default,
+        installationWrites: InstallationWriteLimits = InstallationWriteLimits()
+    ) {
         self.tagsPerInstallation = tagsPerInstallation
         self.tagExpression = tagExpression
+        self.installationWrites = installationWrites
     }
 
     init(_ node: ConfigurationNode) {
@@ -441,6 +471,7 @@ public struct HubLimits: Sendable, Hashable {
             tagExpression.maximumDepth = expression.integer("maximumDepth", default: tagExpression.maximumDepth, in: 1...256)
             expression.rejectUnknownKeys()
         }
+        installationWrites = InstallationWriteLimits(node.child("installationWrites"))
         node.rejectUnknownKeys()
     }
 }

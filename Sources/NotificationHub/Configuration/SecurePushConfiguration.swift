@@ -9,13 +9,10 @@ import Foundation
 ///   defaultTimeToLiveSeconds: 86400
 ///   apnsStyle: background                  # or alert (mutable-content + placeholder text)
 ///   alertText: "You have a new secure message"
-///   authentication:
-///     issuer: https://id.example.com
-///     audience: notification-hub
-///     userClaim: sub
-///     clockSkewSeconds: 60
-///     hs256Secret: {env: APP_JWT_SECRET}   # and/or publicKeys (PEM, RS256/ES256), and/or jwks (a JWKS file)
 /// ```
+///
+/// Devices fetch payloads with their user's bearer token, verified with the hub's ``DeviceAuthentication``
+/// (`deviceAuthentication:`), which secure push requires.
 public struct SecurePushConfiguration: Sendable {
     /// The AES-256-GCM key that encrypts payloads at rest.
     public var encryptionKey: SymmetricKey
@@ -27,10 +24,12 @@ public struct SecurePushConfiguration: Sendable {
     public var apnsStyle: APNsStyle
     /// The placeholder text of the `alert` style.
     public var alertText: String
-    /// How device requests are authenticated.
-    public var authentication: Authentication
     /// Seconds between purges of expired secure notifications.
     public var purgeIntervalSeconds: Double
+
+    /// The settings that verify device tokens, now a hub-level section of their own.
+    @available(*, deprecated, renamed: "DeviceAuthentication")
+    public typealias Authentication = DeviceAuthentication
 
     /// How an APNs device is told about a secure notification.
     public enum APNsStyle: String, Sendable, Hashable {
@@ -40,46 +39,13 @@ public struct SecurePushConfiguration: Sendable {
         case alert
     }
 
-    /// Verification of the app's bearer tokens (JWT).
-    public struct Authentication: Sendable, Hashable {
-        /// The required `iss`.
-        public var issuer: String?
-        /// The required `aud` (one of the token's audiences).
-        public var audience: String?
-        /// The claim that names the user. Default `sub`.
-        public var userClaim: String
-        /// Allowed clock skew for `exp`, `nbf` and `iat`, in seconds. Default 60.
-        public var clockSkewSeconds: Double
-        /// An HS256 shared secret.
-        public var hs256Secret: String?
-        /// PEM public keys (RSA for RS256, P-256 for ES256).
-        public var publicKeysPEM: [String]
-        /// A JSON Web Key Set document.
-        public var jwksJSON: String?
-
-        /// Creates settings.
-        public init(
-            issuer: String? = nil, audience: String? = nil, userClaim: String = "sub", clockSkewSeconds: Double = 60,
-            hs256Secret: String? = nil, publicKeysPEM: [String] = [], jwksJSON: String? = nil
-        ) {
-            self.issuer = issuer
-            self.audience = audience
-            self.userClaim = userClaim
-            self.clockSkewSeconds = clockSkewSeconds
-            self.hs256Secret = hs256Secret
-            self.publicKeysPEM = publicKeysPEM
-            self.jwksJSON = jwksJSON
-        }
-    }
-
     /// Creates settings in code.
     public init(
-        encryptionKey: SymmetricKey, authentication: Authentication, defaultTimeToLiveSeconds: Double = 86_400,
+        encryptionKey: SymmetricKey, defaultTimeToLiveSeconds: Double = 86_400,
         maximumTimeToLiveSeconds: Double = 30 * 86_400, apnsStyle: APNsStyle = .background,
         alertText: String = "You have a new secure message", purgeIntervalSeconds: Double = 60
     ) {
         self.encryptionKey = encryptionKey
-        self.authentication = authentication
         self.defaultTimeToLiveSeconds = defaultTimeToLiveSeconds
         self.maximumTimeToLiveSeconds = maximumTimeToLiveSeconds
         self.apnsStyle = apnsStyle
@@ -87,7 +53,7 @@ public struct SecurePushConfiguration: Sendable {
         self.purgeIntervalSeconds = purgeIntervalSeconds
     }
 
-    init?(_ node: ConfigurationNode) {
+    init?(_ node: ConfigurationNode, deviceTokensConfigured: Bool) {
         guard node.isPresent else { return nil }
         let keyText = node.secret("encryptionKey")
         var key: SymmetricKey?
@@ -108,39 +74,17 @@ public struct SecurePushConfiguration: Sendable {
         let alertText = node.string("alertText", default: "You have a new secure message")
         let purge = node.seconds("purgeIntervalSeconds", default: 60, in: 1...86_400)
 
-        let authNode = node.child("authentication")
-        var authentication = Authentication()
-        if !authNode.isPresent {
-            authNode.report("missing required key 'authentication': say how device tokens (JWT) are verified")
-        } else {
-            authentication.issuer = authNode.string("issuer")
-            authentication.audience = authNode.string("audience")
-            authentication.userClaim = authNode.string("userClaim", default: "sub")
-            authentication.clockSkewSeconds = authNode.seconds("clockSkewSeconds", default: 60, in: 0...3600)
-            authentication.hs256Secret = authNode.secret("hs256Secret", required: false)
-            if let secret = authentication.hs256Secret, secret.utf8.count < 32 {
-                authNode.child("hs256Secret").report("an HS256 secret must be at least 32 bytes")
-            }
-            let keysNode = authNode.child("publicKeys")
-            for (index, element) in keysNode.elements().enumerated() {
-                if let pem = element.secretValue() {
-                    if pem.contains("-----BEGIN") {
-                        authentication.publicKeysPEM.append(pem)
-                    } else {
-                        element.report("publicKeys[\(index)] is not a PEM public key")
-                    }
-                }
-            }
-            authentication.jwksJSON = authNode.secret("jwks", required: false)
-            if authentication.hs256Secret == nil, authentication.publicKeysPEM.isEmpty, authentication.jwksJSON == nil {
-                authNode.report("give at least one of hs256Secret, publicKeys or jwks to verify device tokens")
-            }
-            authNode.rejectUnknownKeys()
+        // `authentication` is read by ``DeviceAuthentication/read(hub:)`` (its former place); secure push needs
+        // device tokens from one place or the other.
+        _ = node.child("authentication")
+        if !deviceTokensConfigured {
+            node.report(
+                "secure push needs device tokens: add a hub-level deviceAuthentication section saying how the app's JWTs are verified")
         }
         node.rejectUnknownKeys()
         guard let key else { return nil }
         self.init(
-            encryptionKey: key, authentication: authentication, defaultTimeToLiveSeconds: defaultTTL,
+            encryptionKey: key, defaultTimeToLiveSeconds: defaultTTL,
             maximumTimeToLiveSeconds: maximumTTL, apnsStyle: style, alertText: alertText, purgeIntervalSeconds: purge)
     }
 }

@@ -212,10 +212,10 @@ public struct Dispatcher: Sendable {
                     try NotificationHeaders.validate(value: rendered, name: name)
                     headers[name] = rendered
                 }
-                if let expiry = template.expiry, headers["apns-expiration"] == nil {
+                if let expiry = template.expiry {
                     let rendered = try templates.template(for: expiry, kind: .text).render(properties)
-                    try NotificationHeaders.validate(value: rendered, name: "ServiceBusNotification-Expiry")
-                    headers["ServiceBusNotification-Expiry"] = rendered
+                    try NotificationHeaders.validate(value: rendered, name: "the template's expiry")
+                    adapter.applyTemplateExpiry(rendered, to: &headers)
                 }
                 result.append(
                     Delivery(

@@ -8,41 +8,55 @@ extension Hub {
         }
     }
 
-    /// Validates and stores a new registration under a new id.
-    public func createRegistration(_ registration: Registration) async throws -> Registration {
+    /// Validates and stores a new registration under a new id, on behalf of `registrant`.
+    public func createRegistration(
+        _ registration: Registration, as registrant: Registrant = .unrestricted
+    ) async throws -> Registration {
         var registration = registration
         registration.registrationID = try await createRegistrationID()
-        return try await putRegistration(registration, condition: .unconditional)
+        return try await putRegistration(registration, condition: .unconditional, as: registrant)
     }
 
-    /// Validates and stores a registration under its id (create or replace), if `condition` holds.
+    /// Validates and stores a registration under its id (create or replace), if `condition` holds, on behalf of
+    /// `registrant`, whose tags are checked as ``authorize(_:as:)`` describes.
     ///
-    /// - Throws: ``HubError`` with ``HubError/Code/conflict`` for the id of an installation or of an installation's
-    ///   projection, ``HubError/Code/preconditionFailed`` for a stale ETag, ``HubError/Code/notFound`` when
-    ///   `condition` needs an existing registration.
-    public func putRegistration(_ registration: Registration, condition: ETagCondition) async throws -> Registration {
+    /// - Throws: ``HubError`` with ``HubError/Code/conflict`` for the id of an installation, of an installation's
+    ///   projection or of a registration out of the registrant's reach, ``HubError/Code/preconditionFailed`` for a
+    ///   stale ETag, ``HubError/Code/notFound`` when `condition` needs an existing registration.
+    public func putRegistration(
+        _ registration: Registration, condition: ETagCondition, as registrant: Registrant = .unrestricted
+    ) async throws -> Registration {
         if let (installationID, _) = RegistrationID.parseProjection(registration.registrationID) {
             throw Self.projectionIsReadOnly(registration.registrationID, installationID: installationID)
         }
         try validate(registration)
+        try authorize(registration, as: registrant)
         var stored = registration
         stored.installationID = nil
         stored.expirationTime = nil
-        return try await installations.putRegistration(stored, condition: condition)
+        stored.userID = nil
+        return try await installations.putRegistration(stored, condition: condition, as: registrant)
     }
 
-    /// A stored registration or the projection of an installation.
-    public func registration(id: String) async throws -> Registration? {
-        try await installations.registration(id: id)
+    /// A stored registration or the projection of an installation, if `registrant` reaches it; `nil` when it does
+    /// not exist or is out of reach, which callers must not tell apart.
+    public func registration(id: String, as registrant: Registrant = .unrestricted) async throws -> Registration? {
+        guard let registration = try await installations.registration(id: id),
+            registrant.reaches(owner: registration.userID)
+        else { return nil }
+        return registration
     }
 
-    /// Deletes a stored registration if `condition` holds; returns whether it existed.
-    public func deleteRegistration(id: String, condition: ETagCondition) async throws -> Bool {
+    /// Deletes a stored registration `registrant` reaches if `condition` holds; returns whether it was deleted
+    /// (`false` for one that does not exist or is out of reach).
+    public func deleteRegistration(
+        id: String, condition: ETagCondition, as registrant: Registrant = .unrestricted
+    ) async throws -> Bool {
         if let (installationID, _) = RegistrationID.parseProjection(id) {
-            guard try await installations.registration(id: id) != nil else { return false }
+            guard try await registration(id: id, as: registrant) != nil else { return false }
             throw Self.projectionIsReadOnly(id, installationID: installationID)
         }
-        return try await installations.deleteRegistration(id: id, condition: condition)
+        return try await installations.deleteRegistration(id: id, condition: condition, as: registrant)
     }
 
     static func projectionIsReadOnly(_ id: String, installationID: String) -> HubError {

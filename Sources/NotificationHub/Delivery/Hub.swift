@@ -35,6 +35,8 @@ public final class Hub: Service, Sendable {
     private let inFlight = Mutex(0)
     /// Deliveries this node committed since it started, and what it knows of the other nodes.
     let membership = Mutex(Membership())
+    /// The partitions this process is delivering (`id#partition`).
+    private let active = Mutex<Set<String>>([])
 
     /// Creates a hub over given stores.
     public init(
@@ -79,16 +81,21 @@ public final class Hub: Service, Sendable {
 
     // MARK: Installations
 
-    /// Validates and stores an installation (create or replace).
-    public func register(_ installation: Installation) async throws -> Installation {
+    /// Validates and stores an installation (create or replace) on behalf of `registrant` (see ``authorize(_:as:)``).
+    public func register(_ installation: Installation, as registrant: Registrant = .unrestricted) async throws -> Installation {
+        var installation = installation
+        try authorize(&installation, as: registrant)
         try validate(installation)
-        return try await installations.upsert(installation)
+        return try await installations.upsert(installation, as: registrant)
     }
 
-    /// Applies a JSON patch to an installation and validates the result before storing it.
-    public func patch(id: String, _ operations: [InstallationPatchOperation]) async throws -> Installation {
-        try await installations.update(id: id) { [self] installation throws(HubError) in
+    /// Applies a JSON patch to an installation `registrant` reaches and checks the result before storing it.
+    public func patch(
+        id: String, _ operations: [InstallationPatchOperation], as registrant: Registrant = .unrestricted
+    ) async throws -> Installation {
+        try await installations.update(id: id, as: registrant) { [self] installation throws(HubError) in
             try installation.apply(operations)
+            try authorize(&installation, as: registrant)
             try validate(installation)
         }
     }
@@ -187,15 +194,12 @@ public final class Hub: Service, Sendable {
                 id: id, audience: audience.description, sealedPayload: sealed, createdAt: now, expiresAt: expiresAt,
                 readOnce: readOnce))
         var notificationIDs: [String] = []
-        for format in configuration.adapters.formats {
-            guard
-                let announcement = SecurePushAnnouncement.make(
-                    format: format, id: id, style: settings.apnsStyle, alertText: settings.alertText)
-            else { continue }
+        let request = SecureAnnouncementRequest(id: id, alertText: settings.apnsStyle == .alert ? settings.alertText : nil)
+        for announcement in configuration.adapters.secureAnnouncements(for: request) {
             var headers = announcement.headers
             headers["ServiceBusNotification-Expiry"] = HubDateFormat.string(from: expiresAt)
             let notification = Notification(
-                format: format, body: announcement.body, headers: headers, audience: .tags(audience), createdAt: now)
+                format: announcement.format, body: announcement.body, headers: headers, audience: .tags(audience), createdAt: now)
             notificationIDs.append(try await enqueue(notification))
         }
         return SecureSend(id: id, notificationIDs: notificationIDs, expiresAt: expiresAt)
@@ -215,10 +219,12 @@ public final class Hub: Service, Sendable {
         return (try SecurePayloadSealer(key: settings.encryptionKey).open(stored.sealedPayload, id: id), stored.createdAt)
     }
 
-    /// A user's tag set: `username:<user>`, `$UserId:{user}` and the tags of every installation of the user.
+    /// A user's tag set: `username:<user>`, the user's tag in every other user-bound namespace (`user:<user>`),
+    /// `$UserId:{user}` and the tags of every installation of the user.
     public func tags(ofUser user: String) async throws -> Set<String> {
         let userTag = SystemTag.userID(user)
         var tags: Set<String> = ["username:\(user)", userTag]
+        tags.formUnion(configuration.userBoundTags.tags(of: user))
         for try await page in installations.pages(InstallationQuery(expression: .tag(userTag)), pageSize: 100) {
             for installation in page.installations { tags.formUnion(installation.tags) }
         }
@@ -295,9 +301,15 @@ public final class Hub: Service, Sendable {
                                 if case .ended(let id, let reason) = claim { recordEnded(id: id, reason: reason, kind: "unreadable") }
                                 continue
                             }
+                            // A lease that ran out while this process was still delivering the partition (a stall)
+                            // can come back to the same process, whose lease owner is the same: the worker that
+                            // holds it goes on, and no second one starts.
+                            let key = "\(claimed.record.notification.id)#\(claimed.partition)"
+                            guard active.withLock({ $0.insert(key).inserted }) else { continue }
                             inFlight.withLock { $0 += 1 }
                             group.addTask {
                                 await self.process(claimed)
+                                _ = self.active.withLock { $0.remove(key) }
                                 self.inFlight.withLock { $0 -= 1 }
                                 self.work.signal()
                             }

@@ -28,13 +28,17 @@ public struct Registration: Hashable, Sendable {
     public var lastUpdate: Date?
     /// The installation this registration is derived from, for a read-only projection of an installation.
     public var installationID: String?
+    /// The user the registration belongs to (maintained by the hub): the user whose bearer token wrote it, or for a
+    /// projection the installation's `userId`. Not part of Azure's XML.
+    public var userID: String?
 
     /// Creates a registration.
     public init(
         registrationID: String, platform: Platform, pushChannel: PushChannel, tags: [String] = [],
         template: RegistrationTemplate? = nil, etag: Int = 0, expirationTime: Date? = nil, createdAt: Date? = nil,
-        lastUpdate: Date? = nil, installationID: String? = nil
+        lastUpdate: Date? = nil, installationID: String? = nil, userID: String? = nil
     ) {
+        self.userID = userID
         self.registrationID = registrationID
         self.platform = platform
         self.pushChannel = pushChannel

@@ -108,22 +108,30 @@ public struct InstallationPage: Sendable {
 /// streamed without being loaded into memory.
 public protocol InstallationStore: RegistrationStore {
     /// Creates or replaces an installation; sets `lastUpdate` and clears `expiredPushChannel`. Returns it as stored.
-    func upsert(_ installation: Installation) async throws -> Installation
+    ///
+    /// The stored row is replaced only if `registrant` reaches it (``Registrant/reaches(owner:)``), decided in the
+    /// write itself, so of two concurrent writes of one id by different users at most one succeeds. The
+    /// installation's `userId` must be the registrant's user (none for ``Registrant/listenKey``).
+    ///
+    /// - Throws: ``HubError/Code/conflict`` when the id belongs to a registration or to a row the registrant does
+    ///   not reach.
+    func upsert(_ installation: Installation, as registrant: Registrant) async throws -> Installation
 
     /// Creates or replaces many installations in one transaction (imports, benchmarks).
     func upsert(contentsOf installations: [Installation]) async throws
 
-    /// Reads, changes and writes an installation atomically. Throws ``HubError/Code/notFound`` when absent.
+    /// Reads, changes and writes an installation atomically, if `registrant` reaches it. Throws
+    /// ``HubError/Code/notFound`` when absent or out of reach (the two are not told apart).
     func update(
-        id: String, _ change: @Sendable (inout Installation) throws(HubError) -> Void
+        id: String, as registrant: Registrant, _ change: @Sendable (inout Installation) throws(HubError) -> Void
     ) async throws -> Installation
 
     /// Reads an installation.
     func installation(id: String) async throws -> Installation?
 
-    /// Deletes an installation; returns whether it existed.
+    /// Deletes an installation if `registrant` reaches it; returns whether it was deleted.
     @discardableResult
-    func delete(id: String) async throws -> Bool
+    func delete(id: String, as registrant: Registrant) async throws -> Bool
 
     /// Returns up to `limit` installations after `cursor`.
     func query(_ query: InstallationQuery, after cursor: InstallationCursor?, limit: Int) async throws -> InstallationPage
@@ -142,6 +150,40 @@ public protocol InstallationStore: RegistrationStore {
 }
 
 extension InstallationStore {
+    /// Creates or replaces an installation whoever it belongs to.
+    public func upsert(_ installation: Installation) async throws -> Installation {
+        try await upsert(installation, as: .unrestricted)
+    }
+
+    /// Reads, changes and writes an installation atomically, whoever it belongs to.
+    public func update(
+        id: String, _ change: @Sendable (inout Installation) throws(HubError) -> Void
+    ) async throws -> Installation {
+        try await update(id: id, as: .unrestricted, change)
+    }
+
+    /// Deletes an installation whoever it belongs to; returns whether it existed.
+    @discardableResult
+    public func delete(id: String) async throws -> Bool {
+        try await delete(id: id, as: .unrestricted)
+    }
+}
+
+extension InstallationStore {
+    /// Applies expired-channel marks one by one, for callers that run the ``Dispatcher`` without a delivery worker
+    /// (adapter tests, tools). The worker applies them in its checkpoint's transaction instead.
+    public func apply(_ marks: [ExpiredChannel]) async throws {
+        for mark in marks {
+            switch mark.policy {
+            case .markExpired:
+                try await markChannelExpired(
+                    installationID: mark.installationID, pushChannel: mark.pushChannel, notUpdatedAfter: mark.expiredAt)
+            case .delete:
+                try await deleteIfChannel(installationID: mark.installationID, pushChannel: mark.pushChannel)
+            }
+        }
+    }
+
     /// Streams every installation a query selects after `cursor`, one page at a time.
     public func pages(_ query: InstallationQuery, pageSize: Int, after cursor: InstallationCursor? = nil) -> InstallationPages {
         InstallationPages(store: self, query: query, pageSize: pageSize, start: cursor)

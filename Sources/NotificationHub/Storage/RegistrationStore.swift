@@ -85,22 +85,49 @@ public struct RegistrationPage: Sendable {
 /// Where a hub keeps registrations. They live beside installations (the same rows, see `docs/registrations.md`),
 /// so every audience query and feedback update covers them.
 public protocol RegistrationStore: Sendable {
-    /// Creates or replaces a stored registration if `condition` holds. Returns it as stored, with its new ETag.
+    /// Creates or replaces a stored registration if `condition` holds and `registrant` reaches it. Returns it as
+    /// stored, with its new ETag. A user's write makes the registration that user's; other writes keep its owner.
+    /// Whether the row is reached is decided in the write itself.
     ///
     /// - Throws: ``HubError/Code/notFound`` when `condition` needs an existing registration and there is none,
     ///   ``HubError/Code/preconditionFailed`` for a stale ETag, ``HubError/Code/conflict`` when the id belongs to an
-    ///   installation.
-    func putRegistration(_ registration: Registration, condition: ETagCondition) async throws -> Registration
+    ///   installation or to a registration the registrant does not reach.
+    func putRegistration(
+        _ registration: Registration, condition: ETagCondition, as registrant: Registrant
+    ) async throws -> Registration
 
     /// A stored registration, or the projection of an installation for a projection id.
     func registration(id: String) async throws -> Registration?
 
-    /// Deletes a stored registration if `condition` holds; returns whether it existed.
-    func deleteRegistration(id: String, condition: ETagCondition) async throws -> Bool
+    /// Deletes a stored registration if `condition` holds and `registrant` reaches it; returns whether it was
+    /// deleted (`false` also for a registration out of reach).
+    func deleteRegistration(id: String, condition: ETagCondition, as registrant: Registrant) async throws -> Bool
 
-    /// Up to `limit` registrations after `cursor`: stored registrations and the projections of installations.
-    func registrations(_ query: RegistrationQuery, after cursor: RegistrationCursor?, limit: Int) async throws -> RegistrationPage
+    /// Up to `limit` registrations after `cursor` that `registrant` reaches: stored registrations and the
+    /// projections of installations.
+    func registrations(
+        _ query: RegistrationQuery, after cursor: RegistrationCursor?, limit: Int, reachableBy registrant: Registrant
+    ) async throws -> RegistrationPage
 
     /// Whether a row (installation or registration) has this id.
     func containsID(_ id: String) async throws -> Bool
+}
+
+extension RegistrationStore {
+    /// Creates or replaces a stored registration if `condition` holds, whoever it belongs to.
+    public func putRegistration(_ registration: Registration, condition: ETagCondition) async throws -> Registration {
+        try await putRegistration(registration, condition: condition, as: .unrestricted)
+    }
+
+    /// Deletes a stored registration if `condition` holds, whoever it belongs to; returns whether it existed.
+    public func deleteRegistration(id: String, condition: ETagCondition) async throws -> Bool {
+        try await deleteRegistration(id: id, condition: condition, as: .unrestricted)
+    }
+
+    /// Up to `limit` registrations after `cursor`, whoever they belong to.
+    public func registrations(
+        _ query: RegistrationQuery, after cursor: RegistrationCursor?, limit: Int
+    ) async throws -> RegistrationPage {
+        try await registrations(query, after: cursor, limit: limit, reachableBy: .unrestricted)
+    }
 }

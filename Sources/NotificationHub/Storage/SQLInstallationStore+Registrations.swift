@@ -9,7 +9,9 @@ extension SQLInstallationStore {
         var template: RegistrationTemplate?
     }
 
-    public func putRegistration(_ registration: Registration, condition: ETagCondition) async throws -> Registration {
+    public func putRegistration(
+        _ registration: Registration, condition: ETagCondition, as registrant: Registrant
+    ) async throws -> Registration {
         let now = clock.now()
         let id = registration.registrationID
         let lock = database.dialect == .postgres ? " FOR UPDATE" : ""
@@ -23,17 +25,25 @@ extension SQLInstallationStore {
         if case .object = registration.pushChannel { isObject = true } else { isObject = false }
         let binds: [SQLValue] = [
             .text(id), .text(registration.platform.name), .text(registration.pushChannel.storageKey),
-            .integer(isObject ? 1 : 0), .text(registration.tags.joined(separator: "\n")), templates,
+            .integer(isObject ? 1 : 0), registrant.user.map { .text($0) } ?? .null,
+            .text(registration.tags.joined(separator: "\n")), templates,
             registration.expirationTime.map { .float($0.timeIntervalSince1970) } ?? .null,
             .float(now.timeIntervalSince1970), .float(now.timeIntervalSince1970),
             .integer(registration.template == nil ? 1 : 2), .text(description),
         ]
+        // A user's write makes the registration that user's; other writes keep its owner. A write that is not
+        // unrestricted replaces only a registration of no user or of the writing user, checked in the upsert itself.
+        let ownerGuard =
+            registrant == .unrestricted
+            ? "" : " AND (installations.user_id IS NULL OR installations.user_id = excluded.user_id)"
         return try await database.transaction { connection in
-            let existing = try await connection.query("SELECT kind, version FROM installations WHERE id = ?\(lock)", [.text(id)])
+            let existing = try await connection.query(
+                "SELECT kind, version, user_id FROM installations WHERE id = ?\(lock)", [.text(id)])
             if let row = existing.first {
                 guard row.int("kind") != 0 else {
                     throw HubError(.conflict, "'\(id)' is the id of an installation; use /installations/\(id) or another registration id")
                 }
+                guard registrant.reaches(owner: row.string("user_id")) else { throw Self.registrationTaken(id, by: registrant) }
                 if case .equals(let expected) = condition, row.int("version") != expected {
                     throw HubError(
                         .preconditionFailed,
@@ -47,19 +57,23 @@ extension SQLInstallationStore {
                 INSERT INTO installations
                     (id, platform, push_channel, channel_is_object, user_id, tags, templates, expired, expiration_time,
                      last_update, created_time, kind, registration)
-                VALUES (?, ?, ?, ?, NULL, ?, ?, 0, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET
                     platform = excluded.platform, push_channel = excluded.push_channel,
-                    channel_is_object = excluded.channel_is_object, user_id = NULL, tags = excluded.tags,
+                    channel_is_object = excluded.channel_is_object,
+                    user_id = COALESCE(excluded.user_id, installations.user_id), tags = excluded.tags,
                     templates = excluded.templates, expired = 0, expiration_time = excluded.expiration_time,
                     last_update = excluded.last_update, kind = excluded.kind, registration = excluded.registration,
                     version = installations.version + 1
-                WHERE installations.kind <> 0
+                WHERE installations.kind <> 0\(ownerGuard)
                 RETURNING \(Self.columns.replacingOccurrences(of: "i.", with: ""))
                 """,
                 binds)
             guard let row = rows.first, let rid = row.int("rid") else {
-                throw HubError(.conflict, "'\(id)' is the id of an installation; use another registration id")
+                // Written by someone else since the read above (PostgreSQL locks no row that did not exist yet).
+                let kind = try await connection.query("SELECT kind FROM installations WHERE id = ?", [.text(id)]).first?.int("kind")
+                if kind == 0 { throw HubError(.conflict, "'\(id)' is the id of an installation; use another registration id") }
+                throw Self.registrationTaken(id, by: registrant)
             }
             _ = try await connection.query("DELETE FROM installation_tags WHERE rid = ?", [.integer(rid)])
             if !registration.tags.isEmpty {
@@ -86,11 +100,24 @@ extension SQLInstallationStore {
         return try rows.first.flatMap { try Self.registrations(of: $0).first }
     }
 
-    public func deleteRegistration(id: String, condition: ETagCondition) async throws -> Bool {
+    /// The refusal of a write to a registration that belongs to someone the registrant does not reach.
+    static func registrationTaken(_ id: String, by registrant: Registrant) -> HubError {
+        if registrant.user == nil {
+            return HubError(
+                .conflict,
+                "registration '\(id)' belongs to a user; write it with that user's token (Authorization: Bearer <the app's user JWT>) or use another registration id")
+        }
+        return HubError(
+            .conflict,
+            "registration '\(id)' belongs to another user; create a new registration id for this user (POST /registrationIDs)")
+    }
+
+    public func deleteRegistration(id: String, condition: ETagCondition, as registrant: Registrant) async throws -> Bool {
         let lock = database.dialect == .postgres ? " FOR UPDATE" : ""
+        let owner = Self.ownerCondition(registrant)
         return try await database.transaction { connection in
             let rows = try await connection.query(
-                "SELECT version FROM installations WHERE id = ? AND kind <> 0\(lock)", [.text(id)])
+                "SELECT version FROM installations WHERE id = ? AND kind <> 0\(owner.sql)\(lock)", [.text(id)] + owner.binds)
             guard let row = rows.first else { return false }
             if case .equals(let expected) = condition, row.int("version") != expected {
                 throw HubError(
@@ -107,8 +134,9 @@ extension SQLInstallationStore {
     }
 
     public func registrations(
-        _ query: RegistrationQuery, after cursor: RegistrationCursor?, limit: Int
+        _ query: RegistrationQuery, after cursor: RegistrationCursor?, limit: Int, reachableBy registrant: Registrant
     ) async throws -> RegistrationPage {
+        let owner = Self.ownerCondition(registrant, column: "i.user_id")
         precondition(limit > 0, "a page holds at least one registration")
         var result: [Registration] = []
         var position = cursor?.position ?? 0
@@ -131,6 +159,10 @@ extension SQLInstallationStore {
             case .tag(let tag):
                 conditions.append("i.rid IN (SELECT t.rid FROM installation_tags t WHERE t.tag = ? AND t.rid >= ?)")
                 binds += [.text(tag), .integer(Int(position))]
+            }
+            if !owner.sql.isEmpty {
+                conditions.append(String(owner.sql.dropFirst(" AND ".count)))
+                binds += owner.binds
             }
             let rows = try await database.read(
                 "SELECT \(Self.columns) FROM installations i WHERE \(conditions.joined(separator: " AND ")) ORDER BY i.rid LIMIT \(rowsPerRead)",
@@ -172,7 +204,8 @@ extension SQLInstallationStore {
                 Registration(
                     registrationID: installation.installationID, platform: installation.platform,
                     pushChannel: installation.pushChannel, tags: installation.tags, template: template, etag: etag,
-                    expirationTime: installation.expirationTime, createdAt: created, lastUpdate: installation.lastUpdate)
+                    expirationTime: installation.expirationTime, createdAt: created, lastUpdate: installation.lastUpdate,
+                    userID: row.string("user_id"))
             ]
         }
         guard RegistrationFormat.of(installation.platform) != nil else { return [] }
@@ -183,7 +216,7 @@ extension SQLInstallationStore {
                 registrationID: RegistrationID.projection(installationID: id), platform: installation.platform,
                 pushChannel: installation.pushChannel, tags: routing, etag: etag,
                 expirationTime: installation.expirationTime, createdAt: created, lastUpdate: installation.lastUpdate,
-                installationID: id)
+                installationID: id, userID: installation.userID)
         ]
         for (name, template) in installation.templates.sorted(by: { $0.key < $1.key }) {
             let headers = template.headers.sorted { $0.key < $1.key }.map { RegistrationHeader(name: $0.key, value: $0.value) }
@@ -194,7 +227,7 @@ extension SQLInstallationStore {
                     tags: unique(installation.tags + template.tags + installation.systemTags),
                     template: RegistrationTemplate(name: name, body: template.body, expiry: template.expiry, headers: headers),
                     etag: etag, expirationTime: installation.expirationTime, createdAt: created,
-                    lastUpdate: installation.lastUpdate, installationID: id))
+                    lastUpdate: installation.lastUpdate, installationID: id, userID: installation.userID))
         }
         return projections
     }

@@ -9,17 +9,24 @@ public final class SQLInstallationStore: InstallationStore {
     public let database: any HubDatabase
     let clock: any WallClock
     /// Concurrent single-installation writes share one transaction.
-    private let upserts: WriteCombiner<Installation, Void>
+    private let upserts: WriteCombiner<GuardedWrite, Void>
+
+    /// An installation to write, and whether the stored row may be replaced only when it belongs to no user or to
+    /// the installation's own user.
+    struct GuardedWrite: Sendable {
+        var installation: Installation
+        var guarded: Bool
+    }
 
     /// Creates a store on an open database with the hub schema (``SQLiteHubDatabase/hubSchema``).
     public init(database: any HubDatabase, clock: any WallClock = SystemWallClock()) {
         self.database = database
         self.clock = clock
-        upserts = WriteCombiner { installations in
+        upserts = WriteCombiner { writes in
             try await database.transaction { connection in
-                try await Self.write(installations, on: connection)
+                try await Self.write(writes, on: connection)
             }
-            return Array(repeating: (), count: installations.count)
+            return Array(repeating: (), count: writes.count)
         }
     }
 
@@ -35,12 +42,57 @@ public final class SQLInstallationStore: InstallationStore {
 
     // MARK: Writes
 
-    public func upsert(_ installation: Installation) async throws -> Installation {
+    public func upsert(_ installation: Installation, as registrant: Registrant) async throws -> Installation {
+        try Self.checkOwner(of: installation, as: registrant)
         var stored = installation
         stored.lastUpdate = clock.now()
         stored.expiredPushChannel = false
-        try await upserts.submit(stored)
+        try await upserts.submit(GuardedWrite(installation: stored, guarded: registrant != .unrestricted))
         return stored
+    }
+
+    /// A guarded write keeps a row only when it belongs to no user or to the written installation's user, so the
+    /// installation must name the registrant's user (and none for the Listen key).
+    static func checkOwner(of installation: Installation, as registrant: Registrant) throws(HubError) {
+        switch registrant {
+        case .unrestricted:
+            return
+        case .listenKey:
+            guard installation.userID == nil else {
+                throw HubError(.userTokenRequired, "the Listen key may not set userId on this hub; register with the user's token")
+            }
+        case .user(let user):
+            guard installation.userID.map({ $0.utf8.elementsEqual(user.utf8) }) == true else {
+                throw HubError(.userMismatch, "userId must be the token's user")
+            }
+        }
+    }
+
+    /// The condition on the `user_id` column that limits a statement to the rows `registrant` reaches, with its
+    /// binds: empty for ``Registrant/unrestricted``.
+    static func ownerCondition(_ registrant: Registrant, column: String = "user_id") -> (sql: String, binds: [SQLValue]) {
+        switch registrant {
+        case .unrestricted: ("", [])
+        case .listenKey: (" AND \(column) IS NULL", [])
+        case .user(let user): (" AND (\(column) IS NULL OR \(column) = ?)", [.text(user)])
+        }
+    }
+
+    /// Why a guarded write of `id` found no row it may replace: the id is a registration's, or the row belongs to
+    /// a user the write does not reach.
+    static func refusal(id: String, user: String?, on connection: any SQLExecutor) async throws -> HubError {
+        let rows = try await connection.query("SELECT kind FROM installations WHERE id = ?", [.text(id)])
+        if let kind = rows.first?.int("kind"), kind != 0 {
+            return HubError(.conflict, "'\(id)' is the id of a registration; choose another installationId or delete the registration")
+        }
+        if user == nil {
+            return HubError(
+                .conflict,
+                "installation '\(id)' belongs to a user; register it with that user's token (Authorization: Bearer <the app's user JWT>) or choose another installationId")
+        }
+        return HubError(
+            .conflict,
+            "installation '\(id)' belongs to another user; a device whose signed-in user changed registers under a new installationId (make one at sign-in), or deletes the old installation with the previous user's token first")
     }
 
     public func upsert(contentsOf installations: [Installation]) async throws {
@@ -57,14 +109,17 @@ public final class SQLInstallationStore: InstallationStore {
     }
 
     public func update(
-        id: String, _ change: @Sendable (inout Installation) throws(HubError) -> Void
+        id: String, as registrant: Registrant, _ change: @Sendable (inout Installation) throws(HubError) -> Void
     ) async throws -> Installation {
         let now = clock.now()
-        // SQLite serialises write transactions; PostgreSQL needs the row locked for the read-modify-write.
+        // SQLite serialises write transactions; PostgreSQL needs the row locked for the read-modify-write (and
+        // re-checks the owner condition on the row version it locks).
         let lock = database.dialect == .postgres ? " FOR UPDATE" : ""
+        let owner = Self.ownerCondition(registrant, column: "i.user_id")
         return try await database.transaction { connection in
             let rows = try await connection.query(
-                "SELECT \(Self.columns) FROM installations i WHERE i.id = ? AND i.kind = 0\(lock)", [.text(id)])
+                "SELECT \(Self.columns) FROM installations i WHERE i.id = ? AND i.kind = 0\(owner.sql)\(lock)",
+                [.text(id)] + owner.binds)
             guard let row = rows.first else {
                 throw HubError(.notFound, "installation '\(id)' does not exist")
             }
@@ -84,13 +139,39 @@ public final class SQLInstallationStore: InstallationStore {
         try await write([installation], on: connection)
     }
 
-    /// Writes installations with multi-row statements: one upsert per chunk returning row ids, one delete of their
-    /// old tags, and multi-row inserts of the new tags. A row that holds a registration is never replaced: its id
-    /// fails with ``HubError/Code/conflict``.
     static func write(_ installations: [Installation], on connection: any SQLExecutor) async throws {
+        try await write(installations.map { GuardedWrite(installation: $0, guarded: false) }, on: connection)
+    }
+
+    /// Writes installations with multi-row statements: one upsert per chunk returning row ids, one delete of their
+    /// old tags, and multi-row inserts of the new tags. A row that holds a registration is never replaced, nor is
+    /// a guarded write's row that belongs to another user: such an id fails with ``HubError/Code/conflict``.
+    ///
+    /// Of several unguarded writes of one id, the last wins, as if they ran one after another. When a guarded write
+    /// shares its id with another write, the batch is refused so that the writes are retried one by one (see
+    /// ``WriteCombiner``): which of them may write depends on their order.
+    static func write(_ writes: [GuardedWrite], on connection: any SQLExecutor) async throws {
         var latest: [String: Int] = [:]
-        for (index, installation) in installations.enumerated() { latest[installation.installationID] = index }
-        let unique = installations.enumerated().filter { latest[$0.element.installationID] == $0.offset }.map(\.element)
+        var guardedIDs: Set<String> = []
+        for (index, write) in writes.enumerated() {
+            let id = write.installation.installationID
+            if latest[id] != nil, write.guarded || guardedIDs.contains(id) {
+                throw HubError(.conflict, "installation '\(id)' was written twice in one batch; write it on its own")
+            }
+            if write.guarded { guardedIDs.insert(id) }
+            latest[id] = index
+        }
+        let unique = writes.enumerated().filter { latest[$0.element.installation.installationID] == $0.offset }.map(\.element)
+        let groups = [unique.filter { !$0.guarded }, unique.filter(\.guarded)]
+        for group in groups where !group.isEmpty {
+            try await write(group.map(\.installation), guarded: group[0].guarded, on: connection)
+        }
+    }
+
+    /// Writes distinct installations that are all guarded or all not, as described above.
+    private static func write(_ unique: [Installation], guarded: Bool, on connection: any SQLExecutor) async throws {
+        // A guarded write replaces a row that belongs to no user or to the written installation's own user.
+        let ownerGuard = guarded ? " AND (installations.user_id IS NULL OR installations.user_id = excluded.user_id)" : ""
         for start in stride(from: 0, to: unique.count, by: 200) {
             let chunk = Array(unique[start..<min(start + 200, unique.count)])
             var binds: [SQLValue] = []
@@ -131,7 +212,7 @@ public final class SQLInstallationStore: InstallationStore {
                     templates = excluded.templates, expired = excluded.expired,
                     expiration_time = excluded.expiration_time, last_update = excluded.last_update,
                     version = installations.version + 1
-                WHERE installations.kind = 0
+                WHERE installations.kind = 0\(ownerGuard)
                 RETURNING rid, id
                 """,
                 binds)
@@ -140,10 +221,8 @@ public final class SQLInstallationStore: InstallationStore {
                 if let id = row.string("id"), let rid = row.int("rid") { rids[id] = rid }
             }
             guard rids.count == chunk.count else {
-                let taken = chunk.first { rids[$0.installationID] == nil }?.installationID ?? ""
-                throw HubError(
-                    .conflict,
-                    "'\(taken)' is the id of a registration; choose another installationId or delete the registration")
+                let taken = chunk.first { rids[$0.installationID] == nil }
+                throw try await refusal(id: taken?.installationID ?? "", user: taken?.userID, on: connection)
             }
             let ridList = chunk.map { String(rids[$0.installationID]!) }.joined(separator: ",")
             _ = try await connection.query("DELETE FROM installation_tags WHERE rid IN (\(ridList))", [])
@@ -170,10 +249,11 @@ public final class SQLInstallationStore: InstallationStore {
         }
     }
 
-    public func delete(id: String) async throws -> Bool {
-        try await database.transaction { connection in
+    public func delete(id: String, as registrant: Registrant) async throws -> Bool {
+        let owner = Self.ownerCondition(registrant)
+        return try await database.transaction { connection in
             let rows = try await connection.query(
-                "DELETE FROM installations WHERE id = ? AND kind = 0 RETURNING rid", [.text(id)])
+                "DELETE FROM installations WHERE id = ? AND kind = 0\(owner.sql) RETURNING rid", [.text(id)] + owner.binds)
             return !rows.isEmpty
         }
     }
@@ -257,7 +337,8 @@ public final class SQLInstallationStore: InstallationStore {
         }
         return Installation(
             installationID: id,
-            userID: row.string("user_id"),
+            // A registration row's user is its owner, not a user of routing: registrations carry no system tags.
+            userID: (row.int("kind") ?? 0) == 0 ? row.string("user_id") : nil,
             platform: Platform(platform),
             pushChannel: pushChannel,
             tags: tagText.isEmpty ? [] : tagText.split(separator: "\n").map(String.init),

@@ -85,16 +85,22 @@ public final class SQLiteHubDatabase: HubDatabase {
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`), committing on success and rolling back on error.
     public func transaction<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
         try await writeLock.withLock {
-            _ = try await writer.query("BEGIN IMMEDIATE", [])
+            try await control("BEGIN IMMEDIATE")
             do {
                 let result = try await body(Executor(connection: writer))
-                _ = try await writer.query("COMMIT", [])
+                try await control("COMMIT")
                 return result
             } catch {
-                _ = try? await writer.query("ROLLBACK", [])
+                try? await control("ROLLBACK")
                 throw error
             }
         }
+    }
+
+    /// Runs a transaction-control statement to completion even when the calling task is cancelled: a cancelled
+    /// task must still end the transaction it began, or the connection stays inside it.
+    private func control(_ statement: String) async throws {
+        try await writer.query(statement, [], logger: logger) { _ in }.get()
     }
 
     /// Runs a read-only query on the reader connection.

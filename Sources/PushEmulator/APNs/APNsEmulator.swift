@@ -1,10 +1,10 @@
+import AdapterKit
 import Foundation
 import Logging
 import NIOCore
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
-import NotificationHub
 import ServiceLifecycle
 import Synchronization
 

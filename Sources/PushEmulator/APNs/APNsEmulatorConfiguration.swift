@@ -1,6 +1,6 @@
+import AdapterKit
 import Crypto
 import Foundation
-import NotificationHub
 
 /// Settings of the APNs emulator (`emulators: apns:` in `hub.yaml`).
 public struct APNsEmulatorConfiguration: Sendable {

@@ -1,8 +1,8 @@
+import AdapterKit
 import Crypto
 import Foundation
 import NIOCore
 import NIOHPACK
-import NotificationHub
 import Synchronization
 
 /// A notification the APNs emulator accepted.
@@ -229,7 +229,7 @@ final class APNsRequestRules: Sendable {
             }
         }
 
-        if apnsID == nil { apnsID = UUID().uuidString }
+        if apnsID == nil { apnsID = UUID().uuidString.lowercased() }
         if configuration.recordCapacity > 0 {
             var recorded: [String: String] = [:]
             for (name, value, _) in headers where !name.hasPrefix(":") && name != "authorization" { recorded[name] = value }
@@ -278,15 +278,6 @@ final class APNsRequestRules: Sendable {
         let signed = Data(jwt.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
         guard configuration.publicKey.isValidSignature(signature, for: signed) else { return nil }
         return Date(timeIntervalSince1970: iat)
-    }
-}
-
-/// Base64url without padding, as used by JWTs.
-enum Base64URL {
-    static func decode(_ text: some StringProtocol) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64)
     }
 }
 

@@ -1,7 +1,7 @@
+import AdapterKit
 import Foundation
 import Hummingbird
 import NIOCore
-import NotificationHub
 
 extension FCMEmulator {
     /// The admin API (plain HTTP on its own port):

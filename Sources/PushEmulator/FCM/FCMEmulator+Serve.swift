@@ -1,7 +1,7 @@
+import AdapterKit
 import Foundation
 import Hummingbird
 import NIOCore
-import NotificationHub
 import Synchronization
 import _CryptoExtras
 
@@ -240,8 +240,8 @@ extension FCMEmulator {
         }
         guard let assertion = form["assertion"] else { return rejectToken("invalid_request", "Missing required parameter: assertion") }
         let parts = assertion.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Self.base64URLDecode(parts[0]), let claimBytes = Self.base64URLDecode(parts[1]),
-            let signature = Self.base64URLDecode(parts[2]),
+        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let claimBytes = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2]),
             case .object(let header)? = try? JSONValue(parsing: headerBytes),
             case .object(let claims)? = try? JSONValue(parsing: claimBytes)
         else { return rejectToken("invalid_grant", "Invalid JWT: malformed assertion.") }
@@ -292,12 +292,6 @@ extension FCMEmulator {
 
     static func oauthError(_ status: HTTPResponse.Status, _ error: String, _ description: String) -> Response {
         json(status, JSONValue.object(["error": .string(error), "error_description": .string(description)]).jsonString())
-    }
-
-    static func base64URLDecode(_ text: Substring) -> [UInt8]? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64.append("=") }
-        return Data(base64Encoded: base64).map(Array.init)
     }
 
     // MARK: Responses

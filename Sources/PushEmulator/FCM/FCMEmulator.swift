@@ -1,9 +1,9 @@
+import AdapterKit
 import Foundation
 import Hummingbird
 import HummingbirdHTTP2
 import Logging
 import NIOCore
-import NotificationHub
 import ServiceLifecycle
 import Synchronization
 import _CryptoExtras

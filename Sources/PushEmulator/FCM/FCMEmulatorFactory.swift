@@ -1,6 +1,6 @@
-import Foundation
-import NotificationHub
+import AdapterKit
 import Crypto
+import Foundation
 import _CryptoExtras
 
 /// Creates the FCM emulator from `hub.yaml`:

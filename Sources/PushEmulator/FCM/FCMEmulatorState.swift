@@ -1,5 +1,5 @@
+import AdapterKit
 import Foundation
-import NotificationHub
 import Synchronization
 
 /// One message the FCM emulator accepted.

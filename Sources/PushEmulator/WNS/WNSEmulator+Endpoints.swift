@@ -1,7 +1,7 @@
+import AdapterKit
 import Foundation
 import NIOCore
 import NIOHTTP1
-import NotificationHub
 import Synchronization
 
 extension WNSEmulator {
@@ -87,6 +87,13 @@ extension WNSEmulator {
         if let scripted = state.withLock({ $0.scripted.isEmpty ? nil : $0.scripted.removeFirst() }) {
             var headers: HTTPHeaders = [:]
             if let seconds = scripted.retryAfterSeconds { headers.add(name: "Retry-After", value: "\(seconds)") }
+            if let date = scripted.retryAfterDate {
+                let formatter = DateFormatter()
+                formatter.locale = Locale(identifier: "en_US_POSIX")
+                formatter.timeZone = TimeZone(identifier: "GMT")
+                formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+                headers.add(name: "Retry-After", value: formatter.string(from: date))
+            }
             return wnsError(
                 HTTPResponseStatus(statusCode: scripted.status), "Injected fault", violation: false, extra: headers)
         }

@@ -1,9 +1,9 @@
+import AdapterKit
 import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
 import NIOSSL
-import NotificationHub
 import ServiceLifecycle
 import Synchronization
 
@@ -85,11 +85,14 @@ public final class WNSEmulator: PlatformEmulator, Sendable {
         public var status: Int
         /// `Retry-After` seconds, if any.
         public var retryAfterSeconds: Int?
+        /// `Retry-After` as an HTTP date, if any (instead of seconds).
+        public var retryAfterDate: Date?
 
         /// Creates a scripted fault.
-        public init(status: Int, retryAfterSeconds: Int? = nil) {
+        public init(status: Int, retryAfterSeconds: Int? = nil, retryAfterDate: Date? = nil) {
             self.status = status
             self.retryAfterSeconds = retryAfterSeconds
+            self.retryAfterDate = retryAfterDate
         }
     }
 

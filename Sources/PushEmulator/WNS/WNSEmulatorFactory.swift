@@ -1,5 +1,5 @@
+import AdapterKit
 import Foundation
-import NotificationHub
 
 /// Creates the ``WNSEmulator`` from `hub.yaml`'s `emulators: wns:` section and writes
 /// `<directory>/wns-credentials.json` (`packageSid`, `clientSecret`, `tokenEndpoint`, `channelEndpoint`,

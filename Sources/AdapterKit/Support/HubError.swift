@@ -1,4 +1,4 @@
-/// The error type of the core library.
+/// The error type of the hub and its adapters.
 ///
 /// Every failure that a caller can act on carries a machine-readable ``Code`` and a message that says what to fix.
 /// The REST layer maps codes to HTTP statuses; the core never speaks HTTP.

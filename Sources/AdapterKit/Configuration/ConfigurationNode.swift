@@ -1,5 +1,4 @@
 import Foundation
-import Yams
 
 /// A reader over one node of a YAML configuration file that records every problem, with its file, line, column and
 /// key path, instead of stopping at the first.
@@ -22,6 +21,7 @@ public final class ConfigurationNode {
         let directory: String
         let environment: [String: String]
         var problems: [ConfigurationProblem] = []
+        var warnings: [ConfigurationProblem] = []
 
         init(file: String, environment: [String: String]) {
             self.file = file
@@ -43,76 +43,6 @@ public final class ConfigurationNode {
         self.source = source
         self.keyPath = keyPath
         self.fallbackMark = fallbackMark
-    }
-
-    /// Parses YAML text into a root node. Syntax errors are reported as problems.
-    public static func parse(
-        yaml: String, file: String, environment: [String: String] = ProcessInfo.processInfo.environment
-    ) -> ConfigurationNode {
-        let source = Source(file: file, environment: environment)
-        do {
-            let root = try Yams.compose(yaml: yaml)
-            return ConfigurationNode(node: root ?? Node.mapping(Node.Mapping([])), source: source, keyPath: "", fallbackMark: nil)
-        } catch let error as YamlError {
-            source.problems.append(Self.problem(from: error, file: file))
-        } catch {
-            source.problems.append(
-                ConfigurationProblem(file: file, line: 0, column: 0, keyPath: "", message: "the file is not valid YAML"))
-        }
-        return ConfigurationNode(node: nil, source: source, keyPath: "", fallbackMark: nil)
-    }
-
-    /// Reads and parses a configuration file.
-    public static func load(
-        file: String, environment: [String: String] = ProcessInfo.processInfo.environment
-    ) -> ConfigurationNode {
-        guard let data = FileManager.default.contents(atPath: file) else {
-            let source = Source(file: file, environment: environment)
-            source.problems.append(
-                ConfigurationProblem(
-                    file: file, line: 0, column: 0, keyPath: "",
-                    message: "cannot read the configuration file; check the path and its permissions"))
-            return ConfigurationNode(node: nil, source: source, keyPath: "", fallbackMark: nil)
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            let source = Source(file: file, environment: environment)
-            source.problems.append(
-                ConfigurationProblem(file: file, line: 0, column: 0, keyPath: "", message: "the file is not UTF-8 text"))
-            return ConfigurationNode(node: nil, source: source, keyPath: "", fallbackMark: nil)
-        }
-        return parse(yaml: text, file: file, environment: environment)
-    }
-
-    private static func problem(from error: YamlError, file: String) -> ConfigurationProblem {
-        switch error {
-        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
-            .composer(let context, let problem, let mark, _):
-            let message = [context?.text, problem].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ": ")
-            return ConfigurationProblem(
-                file: file, line: mark.line, column: mark.column, keyPath: "", message: "invalid YAML: \(message)")
-        case .duplicatedKeysInMapping(let duplicates, let context):
-            return ConfigurationProblem(
-                file: file, line: context.mark.line, column: context.mark.column, keyPath: "",
-                message: "duplicate keys: \(duplicates.joined(separator: ", "))")
-        case .reader(let problem, let offset, _, let yaml):
-            // Only the position and libyaml's fixed description: the offending line may hold a secret.
-            var line = 1
-            var column = 1
-            if let offset {
-                for byte in yaml.utf8.prefix(offset) {
-                    if byte == UInt8(ascii: "\n") {
-                        line += 1
-                        column = 1
-                    } else {
-                        column += 1
-                    }
-                }
-            }
-            return ConfigurationProblem(file: file, line: line, column: column, keyPath: "", message: "invalid YAML: \(problem)")
-        default:
-            // Never the error's description: it quotes the source text, which may hold a secret.
-            return ConfigurationProblem(file: file, line: 0, column: 0, keyPath: "", message: "the file is not valid YAML")
-        }
     }
 
     // MARK: Problems
@@ -138,6 +68,21 @@ public final class ConfigurationNode {
                 message: message))
     }
 
+    /// Every warning recorded so far for this file: settings that work but deserve a look (deprecated keys, risky
+    /// combinations), in file order.
+    public var warnings: [ConfigurationProblem] {
+        source.warnings.sorted { ($0.line, $0.column) < ($1.line, $1.column) }
+    }
+
+    /// Records a warning at this node (or where it would be). Warnings never fail validation.
+    public func warn(_ message: String) {
+        let mark = node?.mark ?? fallbackMark
+        source.warnings.append(
+            ConfigurationProblem(
+                file: source.file, line: mark?.line ?? 0, column: mark?.column ?? 0, keyPath: keyPath,
+                message: message))
+    }
+
     /// Throws a ``ConfigurationError`` if any problem was recorded.
     public func throwIfProblems() throws(ConfigurationError) {
         if !source.problems.isEmpty {
@@ -155,6 +100,9 @@ public final class ConfigurationNode {
         }
         return node != nil
     }
+
+    /// Whether the node is a mapping (as opposed to a scalar or a list).
+    public var isMapping: Bool { node?.mapping != nil }
 
     /// The child node under `key` (present or not). Reading a key marks it as known.
     public func child(_ key: String) -> ConfigurationNode {

@@ -102,3 +102,14 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
     }
     public init(nilLiteral: ()) { self = .null }
 }
+
+extension JSONValue {
+    /// Parses a request body as JSON, with a message fit for an API error.
+    public init(parsingBody body: some Collection<UInt8>) throws(HubError) {
+        do {
+            self = try JSONValue(parsing: Array(body))
+        } catch {
+            throw HubError(.invalidNotification, "the body is not valid JSON")
+        }
+    }
+}

@@ -13,18 +13,28 @@ public struct PlatformDescriptor: Sendable {
     public var templateFormats: [Platform: NotificationFormat]
     /// The largest payload the platform accepts, in bytes.
     public var maximumPayloadBytes: Int
+    /// For each platform, the name telemetry gives it, as in Azure's `NotificationDetails` (`Apns` makes
+    /// `ApnsOutcomeCounts`). Platforms not listed use their name with a capital first letter.
+    public var telemetryNames: [Platform: String]
 
     /// Creates a descriptor.
     public init(
         platforms: [Platform],
         formats: [NotificationFormat: [Platform]],
         templateFormats: [Platform: NotificationFormat],
-        maximumPayloadBytes: Int
+        maximumPayloadBytes: Int,
+        telemetryNames: [Platform: String] = [:]
     ) {
         self.platforms = platforms
         self.formats = formats
         self.templateFormats = templateFormats
         self.maximumPayloadBytes = maximumPayloadBytes
+        self.telemetryNames = telemetryNames
+    }
+
+    /// The name telemetry gives `platform`: ``telemetryNames`` or the platform's name with a capital first letter.
+    public func telemetryName(for platform: Platform) -> String {
+        telemetryNames[platform] ?? (platform.name.prefix(1).uppercased() + platform.name.dropFirst())
     }
 }
 
@@ -42,15 +52,24 @@ public protocol PlatformAdapter: Service {
     func validate(pushChannel: PushChannel, platform: Platform) throws(HubError)
 
     /// Checks a notification at send time (format, headers, size), before the hub accepts it.
-    func validate(notification: Notification) throws(HubError)
+    func validate(notification: NotificationContent) throws(HubError)
 
     /// Delivers a batch; returns one result per delivery, in the same order.
     func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult]
+
+    /// The id-only pushes that announce a secure notification to this adapter's devices, one per format whose
+    /// devices should hear of it (usually one per platform). The payload itself never travels; the app fetches it
+    /// with the id. Return an empty list only for a platform that cannot carry such a push.
+    func secureAnnouncements(for request: SecureAnnouncementRequest) -> [SecurePushAnnouncement]
+
+    /// Carries a template's rendered `expiry` into a delivery's headers. The default sets Azure's
+    /// `ServiceBusNotification-Expiry`; adapters whose platform has its own expiry header may let that header win.
+    func applyTemplateExpiry(_ expiry: String, to headers: inout NotificationHeaders)
 }
 
 extension PlatformAdapter {
     /// Checks the payload size against ``PlatformDescriptor/maximumPayloadBytes``.
-    public func validate(notification: Notification) throws(HubError) {
+    public func validate(notification: NotificationContent) throws(HubError) {
         try checkPayloadSize(notification.body.readableBytes, format: notification.format)
     }
 
@@ -62,6 +81,11 @@ extension PlatformAdapter {
                 .payloadTooLarge,
                 "the \(format) payload is \(size) bytes; the platform accepts at most \(limit) bytes")
         }
+    }
+
+    /// Sets `ServiceBusNotification-Expiry` to the rendered expiry.
+    public func applyTemplateExpiry(_ expiry: String, to headers: inout NotificationHeaders) {
+        headers[NotificationHeaders.expiry] = expiry
     }
 
     /// Waits for graceful shutdown; adapters that own connections implement their own `run()`.
