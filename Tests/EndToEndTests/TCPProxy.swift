@@ -8,6 +8,8 @@ import Synchronization
 final class TCPProxy: Sendable {
     private let server: any Channel
     private let registry: Registry
+    /// A thread of its own: the proxied traffic never waits behind the emulators' work in the test process.
+    private let group: MultiThreadedEventLoopGroup
     /// The port clients connect to.
     let port: Int
 
@@ -16,15 +18,16 @@ final class TCPProxy: Sendable {
         var channels: [ObjectIdentifier: any Channel] = [:]
     }
 
-    private init(server: any Channel, registry: Registry, port: Int) {
+    private init(server: any Channel, registry: Registry, group: MultiThreadedEventLoopGroup, port: Int) {
         self.server = server
+        self.group = group
         self.registry = registry
         self.port = port
     }
 
     /// Starts a proxy to `host:port`.
     static func start(to host: String, port targetPort: Int) async throws -> TCPProxy {
-        let group = MultiThreadedEventLoopGroup.singleton
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let registry = Registry()
         let server = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -45,7 +48,7 @@ final class TCPProxy: Sendable {
                     }
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        return TCPProxy(server: server, registry: registry, port: server.localAddress?.port ?? 0)
+        return TCPProxy(server: server, registry: registry, group: group, port: server.localAddress?.port ?? 0)
     }
 
     /// Closes every proxied connection and refuses new ones until ``restore()``.
@@ -65,6 +68,7 @@ final class TCPProxy: Sendable {
     func stop() async {
         cut()
         try? await server.close()
+        try? await group.shutdownGracefully()
     }
 
     /// The proxied channels, shared by the bootstrap's closures.
