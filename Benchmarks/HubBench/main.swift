@@ -430,6 +430,21 @@ func reportShares(_ name: String, before: [Int], after: [Int]) throws {
     }
 }
 
+// MARK: 8. Per-user sends, 9. latency tolerance, 10. writes during a fan-out
+
+/// Posts one send to one user's tag; returns the notification id when it was accepted.
+func sendToUser(port: Int, user: Int) async throws -> String? {
+    var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/\(hubName)/messages")
+    request.method = .POST
+    request.headers.add(name: "Authorization", value: token(port: port))
+    request.headers.add(name: "ServiceBusNotification-Format", value: "apple")
+    request.headers.add(name: "ServiceBusNotification-Tags", value: "user:\(user)")
+    request.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":"Your order shipped"}}"#))
+    let response = try await http.execute(request, timeout: .seconds(30))
+    guard response.status == .created else { return nil }
+    return response.headers.first(name: "Location")?.split(separator: "/").last.map(String.init)
+}
+
 /// Waits until the emulator has accepted `target` requests (no progress for 60 s is a failure); returns when.
 func waitForEmulator(_ target: Int) async throws -> ContinuousClock.Instant {
     var last = (count: emulator.acceptedCount, at: ContinuousClock.now)
