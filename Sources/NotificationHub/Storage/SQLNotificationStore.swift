@@ -8,8 +8,10 @@ public final class SQLNotificationStore: NotificationStore {
 
     /// Concurrent enqueues share one transaction.
     private let enqueues: WriteCombiner<Enqueue, String>
-    /// Concurrent completions share one transaction.
-    private let completions: WriteCombiner<Completion, NotificationState?>
+    /// Concurrent completions share one transaction per lane. PostgreSQL runs several lanes at once (each statement
+    /// is a round trip, so one lane bounds small sends at one completion per few round trips); a notification's
+    /// partitions always take the same lane, so two lanes never wait for one notification's row.
+    private let completions: [WriteCombiner<Completion, NotificationState?>]
 
     /// Creates a store on a database opened with ``SQLiteHubDatabase/hubSchema``.
     public init(database: any HubDatabase) {
@@ -23,19 +25,22 @@ public final class SQLNotificationStore: NotificationStore {
             }
         }
         let forUpdate = database.dialect == .postgres ? " FOR UPDATE" : ""
-        completions = WriteCombiner { batch in
-            try await database.transaction { connection in
-                var results: [NotificationState?] = []
-                for item in batch {
-                    guard try await Self.checkpoint(item.id, item.partition, item.owner, item.checkpoint, forUpdate: forUpdate, on: connection)
-                    else {
-                        results.append(nil)
-                        continue
+        let lanes = database.dialect == .postgres ? 4 : 1
+        completions = (0..<lanes).map { _ in
+            WriteCombiner { batch in
+                try await database.transaction { connection in
+                    var results: [NotificationState?] = []
+                    for item in batch {
+                        guard try await Self.checkpoint(item.id, item.partition, item.owner, item.checkpoint, forUpdate: forUpdate, on: connection)
+                        else {
+                            results.append(nil)
+                            continue
+                        }
+                        let final = try await Self.finish(item.id, item.partition, item.owner, item.time, forUpdate: forUpdate, on: connection)
+                        results.append(final ?? .processing)
                     }
-                    let final = try await Self.finish(item.id, item.partition, item.owner, item.time, forUpdate: forUpdate, on: connection)
-                    results.append(final ?? .processing)
+                    return results
                 }
-                return results
             }
         }
     }
@@ -52,7 +57,8 @@ public final class SQLNotificationStore: NotificationStore {
     public func complete(
         id: String, partition: Int, owner: String, _ checkpoint: DispatchCheckpoint, now: Date
     ) async throws -> NotificationState? {
-        try await completions.submit(Completion(id: id, partition: partition, owner: owner, checkpoint: checkpoint, time: now))
+        let lane = completions[Int(UInt(bitPattern: Self.stableHash(id)) % UInt(completions.count))]
+        return try await lane.submit(Completion(id: id, partition: partition, owner: owner, checkpoint: checkpoint, time: now))
     }
 
     public func claim(_ request: ClaimRequest) async throws -> [Claim] {
@@ -75,6 +81,13 @@ public final class SQLNotificationStore: NotificationStore {
             if opened && nodes > 1 { try await self.database.notifyWork(from: request.owner, on: connection) }
             return claims
         }
+    }
+
+    /// A hash of a notification id that is the same in every process run (unlike `hashValue`).
+    static func stableHash(_ id: String) -> Int {
+        var hash = 5381
+        for byte in id.utf8 { hash = (hash &* 33) &+ Int(byte) }
+        return hash
     }
 
     /// One accepted notification to persist.
