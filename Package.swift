@@ -250,6 +250,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "StoreCapacity",
+            dependencies: ["NotificationHub", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/StoreCapacity",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "WNSDelivery",
             dependencies: [
                 "NotificationHub", "PushEmulator", "WNS",
@@ -314,6 +320,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

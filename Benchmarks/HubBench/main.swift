@@ -4,7 +4,8 @@
 //   Benchmarks/run.sh                                    # builds, installs the load tools, runs everything
 //   Benchmarks/run.sh --sizes 10000,100000 --skip-peer   # a quicker pass
 //   Benchmarks/run.sh --postgres postgres://… --nodes 2 --sizes 100000 --skip-peer --skip-wrk --skip-resolution
-//                                                        # fan-out on PostgreSQL shared by two hub processes
+//                                                        # fan-outs and per-user sends on PostgreSQL shared by two
+//                                                        # hub processes, with each node's share of each
 //
 // Scenarios: the emulator's ceiling (h2load), the hub's fan-out through the REST API (native and template) with the
 // hub's peak RSS, the aioapns peer against the same emulator, audience resolution over the SQLite store, and the API
@@ -157,12 +158,12 @@ final class HubServerProcess {
     let logPath: String
     private(set) var port = 0
 
-    init(executable: String, configuration: String, logPath: String) throws {
+    init(executable: String, configuration: String, logPath: String, nodeName: String? = nil) throws {
         self.logPath = logPath
         FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["serve", "-c", configuration, "--log-level", "notice"]
+        process.arguments = ["serve", "-c", configuration, "--log-level", "notice"] + (nodeName.map { ["--node-name", $0] } ?? [])
         process.standardOutput = log
         process.standardError = log
         try process.run()
@@ -399,6 +400,36 @@ func runWrk(name: String, script: String, port: Int) async throws {
     figure("api.\(name).p99", p99, "ms", decimals: 2)
 }
 
+// MARK: Several nodes
+
+/// Deliveries each node counted (`hub_notifications_delivered_total` on its `/metrics`, summed over platforms and
+/// outcomes).
+func delivered(by nodes: [HubServerProcess]) async throws -> [Int] {
+    var counts: [Int] = []
+    for node in nodes {
+        let response = try await http.execute(HTTPClientRequest(url: "http://127.0.0.1:\(node.port)/metrics"), timeout: .seconds(10))
+        let text = String(buffer: try await response.body.collect(upTo: 1 << 22))
+        counts.append(
+            text.split(separator: "\n").filter { $0.hasPrefix("hub_notifications_delivered_total{") }
+                .reduce(0) { $0 + Int(Double($1.split(separator: " ").last ?? "") ?? 0) })
+    }
+    return counts
+}
+
+/// Prints each node's share of what was delivered between two readings of ``delivered(by:)``, and fails when a
+/// node of several delivered nothing: such a figure would be one node's.
+func reportShares(_ name: String, before: [Int], after: [Int]) throws {
+    let shares = zip(after, before).map { $0 - $1 }
+    let total = max(1, shares.reduce(0, +))
+    for (index, share) in shares.enumerated() {
+        figure("\(name).share.node\(index)", 100 * Double(share) / Double(total), "%", decimals: 1)
+    }
+    say("  \(name) per node: \(shares.map(String.init).joined(separator: " / "))")
+    if shares.count > 1, shares.contains(0) {
+        throw BenchmarkFailure("\(name): a node delivered nothing (\(shares)); this is not a \(shares.count)-node figure")
+    }
+}
+
 // MARK: 8. Per-user sends, 9. latency tolerance, 10. writes during a fan-out
 
 /// Posts one send to one user's tag; returns the notification id when it was accepted.
@@ -551,13 +582,19 @@ do {
         do {
             for node in 0..<options.nodes {
                 let process = try HubServerProcess(
-                    executable: options.hub, configuration: configurationPath, logPath: directory + "/hub-\(size)-\(node).log")
+                    executable: options.hub, configuration: configurationPath, logPath: directory + "/hub-\(size)-\(node).log",
+                    nodeName: options.postgres == nil ? nil : "node\(node)")
                 nodes.append(process)
                 try await process.waitUntilListening()
             }
             let hub = nodes[0]
             // One warm-up send to a single device opens the connections and raises the stream limit.
             _ = try await fanOut(port: hub.port, format: "apple", body: #"{"aps":{"alert":"warm-up"}}"#, tags: "user:0", count: 1)
+            if options.nodes > 1 {
+                // Every node has joined (heartbeats) before the send, as in a running deployment.
+                try await Task.sleep(for: .seconds(3))
+            }
+            var counts = options.postgres == nil ? [] : try await delivered(by: nodes)
             var native = 0.0
             let writes = try await writesDuring(port: hub.port) {
                 native = try await fanOut(
@@ -566,6 +603,13 @@ do {
             }
             figure("\(scenario)writesDuringFanout.\(size).p99", writes.p99, "ms", decimals: 1)
             figure("\(scenario)writesDuringFanout.\(size).count", Double(writes.count), "writes")
+            if options.postgres != nil {
+                // Each node's counts are committed with its partitions' finishes, a moment after the last delivery.
+                try await Task.sleep(for: .milliseconds(500))
+                let after = try await delivered(by: nodes)
+                try reportShares("\(scenario)fanout.native.\(size)", before: counts, after: after)
+                counts = after
+            }
             let rate = Double(size) / native
             hubRates[size] = rate
             figure("\(scenario)fanout.native.\(size)", rate, "notifications/s")
@@ -577,6 +621,12 @@ do {
                 count: size)
             figure("\(scenario)fanout.template.\(size)", Double(size) / template, "notifications/s")
             figure("\(scenario)fanout.template.\(size).time", template, "s", decimals: 2)
+            if options.postgres != nil {
+                try await Task.sleep(for: .milliseconds(500))
+                let after = try await delivered(by: nodes)
+                try reportShares("\(scenario)fanout.template.\(size)", before: counts, after: after)
+                counts = after
+            }
             figure("\(scenario)hub.peakRSS.afterTemplate.\(size)", hub.peakRSSMiB, "MiB", decimals: 1)
             if size == options.sizes.min() {
                 // A real platform is tens of milliseconds away: the same fan-out with 50 ms added to every answer.
@@ -587,7 +637,13 @@ do {
                 figure("\(scenario)fanout.native.\(size).latency50", Double(size) / slow, "notifications/s")
                 figure("\(scenario)fanout.native.\(size).latency50.ofZero", 100 * native / slow, "%", decimals: 1)
                 let users = min(size, 3000)
+                counts = options.postgres == nil ? [] : try await delivered(by: nodes)
                 try await perUserSaturation(port: hub.port, users: users, prefix: scenario)
+                if options.postgres != nil {
+                    // Sent through the first node, delivered by every node.
+                    try await Task.sleep(for: .milliseconds(500))
+                    try reportShares("\(scenario)peruser", before: counts, after: try await delivered(by: nodes))
+                }
                 for paced in [300, 1000] { try await perUserLatency(port: hub.port, users: users, rate: paced, prefix: scenario) }
             }
             if size == options.sizes.min() && !options.skipWrk {

@@ -18,6 +18,7 @@ import Synchronization
 /// | GET | `/{hub}/description` | Manage |
 /// | GET | `/{hub}/messages?top=&continuationToken=` (newest first) | Manage |
 /// | GET | `/{hub}/rates?seconds=&step=` | Manage |
+/// | GET | `/{hub}/nodes` | Manage |
 /// | POST | `/{hub}/messages` (`?direct`, `?test`) | Send |
 /// | POST | `/{hub}/messages/$batch?direct` (multipart: notification + devices) | Send |
 /// | GET | `/{hub}/messages/{id}` | Send |
@@ -119,6 +120,7 @@ public struct HubAPI: Sendable {
         RegistrationsController(api: self).addRoutes(to: hubRoutes)
         DescriptionController(api: self).addRoutes(to: hubRoutes)
         RatesController(api: self).addRoutes(to: hubRoutes)
+        NodesController(api: self).addRoutes(to: hubRoutes)
         if console { ConsoleController<HubRequestContext>().addRoutes(to: router) }
         return router
     }

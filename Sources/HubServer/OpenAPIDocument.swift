@@ -434,6 +434,34 @@ paths:
         "400": {$ref: "#/components/responses/Error"}
         "401": {$ref: "#/components/responses/Error"}
         "403": {$ref: "#/components/responses/Error"}
+  /{hub}/nodes:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+    get:
+      summary: "The hub processes (nodes) working for the hub now, from their heartbeats in the hub's database; a node that stopped heartbeating for 10 s is no longer listed (Manage)."
+      responses:
+        "200":
+          description: The live nodes.
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  node: {type: string, description: The name of the node that answered.}
+                  nodes:
+                    type: array
+                    items:
+                      type: object
+                      properties:
+                        id: {type: string, description: "The node's lease owner: its name and a suffix unique to its run."}
+                        name: {type: string}
+                        startedTime: {type: string, format: date-time}
+                        heartbeatTime: {type: string, format: date-time}
+                        delivered: {type: integer, description: Deliveries the node committed since it started, as of its last heartbeat.}
+                        partitions: {type: integer, description: Partitions of notifications the node holds a lease on now.}
+                        current: {type: boolean, description: Whether this is the node that answered.}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
   /{hub}/messages/$batch:
     parameters:
       - $ref: "#/components/parameters/hub"

@@ -23,6 +23,19 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = ProcessInfo.processInfo.environment["LOG_LEVEL"] ?? "info"
 
+    @Option(
+        help: """
+            This process's name among the nodes sharing the hubs' work (default: server.nodeName, then the \
+            HUB_NODE_NAME environment variable, then <host>-<pid>).
+            """)
+    var nodeName: String?
+
+    func validate() throws {
+        if let nodeName, !HubNode.isValidName(nodeName) {
+            throw ValidationError("--node-name must be 1–100 letters, digits, '.', '_', '-' or ':'")
+        }
+    }
+
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
@@ -38,9 +51,11 @@ struct Serve: AsyncParsableCommand {
         for warning in loaded.configuration.warnings {
             logger.warning("configuration warning", metadata: ["config.warning": "\(warning)"])
         }
+        let environmentName = ProcessInfo.processInfo.environment["HUB_NODE_NAME"].flatMap { HubNode.isValidName($0) ? $0 : nil }
+        let node = nodeName ?? loaded.configuration.server.nodeName ?? environmentName ?? HubNode.defaultName
         var hubs: [Hub] = []
         for hubConfiguration in loaded.configuration.hubs {
-            hubs.append(try await Hub.open(configuration: hubConfiguration, logger: logger))
+            hubs.append(try await Hub.open(configuration: hubConfiguration, nodeName: node, logger: logger))
         }
         let hubNames = hubs.map(\.name).joined(separator: ",")
         let server = loaded.configuration.server
@@ -53,6 +68,7 @@ struct Serve: AsyncParsableCommand {
                 metadata: [
                     "server.address": "\(channel.localAddress?.description ?? "?")",
                     "hub.names": "\(hubNames)",
+                    "hub.node": "\(node)",
                 ])
         }
         let application = try HubApplication.make(api: api, server: server, logger: logger, onServerRunning: onRunning)

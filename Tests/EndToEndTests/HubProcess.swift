@@ -64,6 +64,25 @@ final class HubProcess: Sendable {
         for _ in 0..<300 where !poll() { usleep(10_000) }
     }
 
+    /// Whether the process still runs.
+    var isRunning: Bool { pollStatus() == nil }
+
+    /// The port the hub listens on, from its "hub is listening" log line (waiting up to a minute for it).
+    func port() async throws -> Int {
+        for _ in 0..<1200 {
+            let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.contains("hub is listening") }),
+                let range = line.range(of: "server.address="),
+                let port = line[range.upperBound...].split(separator: " ").first?.split(separator: ":").last.flatMap({ Int($0) })
+            {
+                return port
+            }
+            guard isRunning else { throw HubError(.invalidConfiguration, "the hub exited:\n\(logTail())") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw HubError(.invalidConfiguration, "the hub did not start listening:\n\(logTail())")
+    }
+
     /// The last `lines` lines of the process's log, for failure messages.
     func logTail(lines: Int = 30) -> String {
         let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""

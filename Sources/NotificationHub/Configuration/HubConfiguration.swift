@@ -96,6 +96,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var idleTimeoutSeconds: Double
     /// Whether `/console` serves the admin console. Default `false`.
     public var console: Bool
+    /// This process's name among the nodes of its hubs (``HubNode/name``); `nil` uses `hub serve --node-name`, the
+    /// `HUB_NODE_NAME` environment variable or ``HubNode/defaultName`` (`<host>-<pid>`), in that order.
+    public var nodeName: String?
 
     /// PEM file paths for TLS.
     public struct TLS: Sendable, Hashable {
@@ -139,6 +142,14 @@ public struct ServerConfiguration: Sendable, Hashable {
         requestBodyTimeoutSeconds = node.seconds("requestBodyTimeoutSeconds", default: requestBodyTimeoutSeconds, in: 0.1...3600)
         idleTimeoutSeconds = node.seconds("idleTimeoutSeconds", default: idleTimeoutSeconds, in: 0.1...86_400)
         console = node.bool("console", default: console)
+        if node.child("nodeName").isPresent {
+            let name = node.string("nodeName", default: "")
+            if HubNode.isValidName(name) {
+                nodeName = name
+            } else {
+                node.child("nodeName").report("nodeName must be 1–100 letters, digits, '.', '_', '-' or ':'")
+            }
+        }
         let tlsNode = node.child("tls")
         if tlsNode.isPresent {
             let chain = tlsNode.string("certificateChain", required: true)
@@ -489,11 +500,13 @@ public struct DeliveryConfiguration: Sendable, Hashable {
     /// Deliveries held in memory at once across all of the hub's notifications (a page takes as many as it has
     /// devices). Default 12,000: three 1,000-device pages of four fan-outs. Bounds a fan-out's memory.
     public var maximumDeliveriesInFlight: Int
-    /// Audience partitions a notification is split into, each leased separately, so that several workers (on one
-    /// node or several) fan one notification out at once. Default 1 (SQLite) or 4 (PostgreSQL).
+    /// Audience partitions per live node that a notification is split into, each leased separately, so that
+    /// several workers (on one node or several) fan one notification out at once: with 4 and two live nodes, a
+    /// fan-out is split into 8 partitions and each node takes 4. An audience that fits in one page
+    /// (``pageSize``) is not split. Default 1 (SQLite) or 4 (PostgreSQL).
     public var partitions: Int
     /// Seconds a worker's lease on a notification lasts; a crashed worker's fan-out resumes elsewhere after it.
-    /// Renewed every third of it. Default 60.
+    /// Renewed every quarter of it; a renewal that does not answer within half of it stops the fan-out. Default 60.
     public var leaseSeconds: Double
     /// What to do with an installation whose channel the platform reports expired. Default `markExpired`.
     public var expiredChannelPolicy: ExpiredChannelPolicy

@@ -21,12 +21,20 @@ public final class Hub: Service, Sendable {
     public let dispatcher: Dispatcher
     /// Deliveries per second over the last hour, by platform and outcome.
     public let deliveryRates = DeliveryRates()
+    /// This node's name (``HubNode/name``).
+    public let nodeName: String
+    /// This node's id among the hub's nodes (``HubNode/id``): its lease owner.
+    public var nodeID: String { owner }
     let database: (any HubDatabase)?
     let clock: any WallClock
     let logger: Logger
-    let owner = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
-    private let work = WorkSignal()
+    /// The lease owner: this node's ``HubNode/id``, its name and a suffix unique to this run.
+    let owner: String
+    let startedTime: Date
+    let work = WorkSignal()
     private let inFlight = Mutex(0)
+    /// Deliveries this node committed since it started, and what it knows of the other nodes.
+    let membership = Mutex(Membership())
     /// The partitions this process is delivering (`id#partition`).
     private let active = Mutex<Set<String>>([])
 
@@ -34,7 +42,7 @@ public final class Hub: Service, Sendable {
     public init(
         configuration: HubConfiguration, installations: any InstallationStore, notifications: any NotificationStore,
         secureNotifications: any SecureNotificationStore, database: (any HubDatabase)? = nil,
-        clock: any WallClock = SystemWallClock(), logger: Logger
+        clock: any WallClock = SystemWallClock(), nodeName: String = HubNode.defaultName, logger: Logger
     ) {
         self.configuration = configuration
         self.installations = installations
@@ -42,8 +50,12 @@ public final class Hub: Service, Sendable {
         self.secureNotifications = secureNotifications
         self.database = database
         self.clock = clock
+        self.nodeName = nodeName
+        self.owner = "\(nodeName)/\(UUID().uuidString.prefix(8).lowercased())"
+        self.startedTime = clock.now()
         var logger = logger
         logger[metadataKey: "hub.name"] = .string(configuration.name)
+        logger[metadataKey: "hub.node"] = .string(nodeName)
         self.logger = logger
         self.dispatcher = Dispatcher(
             store: installations, adapters: configuration.adapters, configuration: configuration.delivery, clock: clock,
@@ -52,7 +64,8 @@ public final class Hub: Service, Sendable {
 
     /// Opens the hub's embedded database and creates the hub.
     public static func open(
-        configuration: HubConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger
+        configuration: HubConfiguration, clock: any WallClock = SystemWallClock(), nodeName: String = HubNode.defaultName,
+        logger: Logger
     ) async throws -> Hub {
         let database = try await HubDatabases.open(storage: configuration.storage, logger: logger)
         return Hub(
@@ -60,7 +73,7 @@ public final class Hub: Service, Sendable {
             installations: SQLInstallationStore(database: database, clock: clock),
             notifications: SQLNotificationStore(database: database),
             secureNotifications: SQLSecureNotificationStore(database: database),
-            database: database, clock: clock, logger: logger)
+            database: database, clock: clock, nodeName: nodeName, logger: logger)
     }
 
     /// The hub's name.
@@ -243,23 +256,43 @@ public final class Hub: Service, Sendable {
     // MARK: Worker
 
     /// Leases and delivers notifications until graceful shutdown, then closes the database.
+    ///
+    /// The node joins the hub's nodes first (a heartbeat), listens for work other nodes announce, and leaves when it
+    /// stops, after handing its leases back.
     public func run() async throws {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 if let securePush = configuration.securePush {
                     group.addTask { await self.purgeLoop(interval: securePush.purgeIntervalSeconds) }
                 }
+                // Join before the first claim, so that the split of a new notification counts this node.
+                await self.beat()
+                group.addTask { await self.heartbeatLoop() }
+                group.addTask { await self.listenLoop() }
                 let limit = configuration.delivery.parallelNotifications
+                var failures = 0
                 while !Task.isCancelled && !Task.isShuttingDownGracefully {
                     // Claim as many due notifications as there is room for, a batch per transaction.
                     while case let room = limit - inFlight.withLock({ $0 }), room > 0, !Task.isShuttingDownGracefully {
                         let claims: [Claim]
                         do {
                             claims = try await notifications.claim(
-                                owner: owner, leaseSeconds: self.leaseSeconds, now: clock.now(),
-                                partitions: configuration.delivery.partitions, limit: min(room, Self.claimBatch))
+                                ClaimRequest(
+                                    owner: owner, leaseSeconds: self.leaseSeconds, now: clock.now(),
+                                    partitionsPerNode: configuration.delivery.partitions,
+                                    splitAbove: configuration.delivery.pageSize, limit: min(room, Self.claimBatch)))
+                            if failures > 0 {
+                                logger.notice("claiming again: the database answers", metadata: ["hub.failedClaims": "\(failures)"])
+                                failures = 0
+                            }
                         } catch {
-                            logger.error("could not claim notifications", metadata: ["error": "\(error)"])
+                            if Task.isCancelled { return }
+                            failures += 1
+                            // Logged once: the node stops claiming until the database answers again.
+                            logger.log(
+                                level: failures == 1 ? .error : .debug,
+                                "could not claim notifications; this node claims nothing until the database answers",
+                                metadata: ["error": "\(error)"])
                             claims = []
                         }
                         if claims.isEmpty { break }
@@ -274,10 +307,6 @@ public final class Hub: Service, Sendable {
                             let key = "\(claimed.record.notification.id)#\(claimed.partition)"
                             guard active.withLock({ $0.insert(key).inserted }) else { continue }
                             inFlight.withLock { $0 += 1 }
-                            // A new notification's other partitions are ready for other workers right away.
-                            if claimed.partition == 0 && claimed.cursor == nil && configuration.delivery.partitions > 1 {
-                                work.signal()
-                            }
                             group.addTask {
                                 await self.process(claimed)
                                 _ = self.active.withLock { $0.remove(key) }
@@ -286,21 +315,33 @@ public final class Hub: Service, Sendable {
                             }
                         }
                     }
-                    await waitForWork()
+                    if failures > 0 {
+                        // Retried with a growing pause (up to 5 s) while the database does not answer.
+                        await work.wait(upTo: .milliseconds(min(5000, 250 << min(failures - 1, 5))))
+                    } else {
+                        await waitForWork()
+                    }
                 }
             }
         } onGracefulShutdown: {
             self.work.signal()
         }
+        do {
+            // A cancelled task (not a graceful shutdown) cannot reach the database: its heartbeat ages instead.
+            if !Task.isCancelled { try await notifications.leave(nodeID: owner) }
+        } catch {
+            logger.warning("could not remove this node from the hub's nodes; it stops counting when its heartbeat ages", metadata: ["error": "\(error)"])
+        }
         try await database?.close()
     }
 
-    /// Seconds a worker holds a notification before another may take it over; renewed every third of it.
+    /// Seconds a worker holds a notification before another may take it over; renewed every quarter of it.
     var leaseSeconds: Double { configuration.delivery.leaseSeconds }
 
-    /// Waits for an enqueue signal or the polling interval (scheduled sends, leases expired elsewhere).
+    /// Waits for a wake-up (a notification accepted here, work announced by a node) or, for what nobody announces
+    /// (a scheduled time reached, a lease that ran out on a node that died), one second.
     private func waitForWork() async {
-        await work.wait(upTo: .milliseconds(250))
+        await work.wait(upTo: .seconds(1))
     }
 
     /// Notifications claimed in one transaction at most.
@@ -321,12 +362,16 @@ public final class Hub: Service, Sendable {
         let summary = try await withThrowingTaskGroup(of: DispatchSummary?.self) { group in
             group.addTask {
                 while true {
-                    try await Task.sleep(for: .seconds(self.leaseSeconds / 3))
-                    guard
+                    try await Task.sleep(for: .seconds(self.leaseSeconds / 4))
+                    // A renewal that has not answered within half the lease stops the fan-out: three quarters of the
+                    // lease after the last renewal at most, before the lease could have run out and another node
+                    // taken the partition over.
+                    let renewed = try await withTimeLimit(.seconds(self.leaseSeconds / 2), timeout: lost) {
                         try await store.renewLease(
                             id: id, partition: partition, owner: owner, leaseSeconds: self.leaseSeconds,
                             now: self.clock.now())
-                    else { throw lost }
+                    }
+                    guard renewed else { throw lost }
                 }
             }
             group.addTask {
@@ -402,6 +447,8 @@ public final class Hub: Service, Sendable {
             // A partition taken over from a crashed worker resumes after its last checkpoint.
             if let cursor = work.cursor {
                 logger.info("resuming a fan-out", metadata: ["notification.resumedAfter": "\(cursor.position)"])
+            } else if work.claims > 1 {
+                logger.info("resuming a fan-out", metadata: ["notification.resumedAfter": "start"])
             }
             let elapsed = record.startTime.map { started.timeIntervalSince($0) } ?? 0
             let window = Duration.seconds(max(0, configuration.delivery.abandonAfterSeconds - elapsed))

@@ -104,9 +104,33 @@ public protocol HubDatabase: Sendable {
 
     /// Closes the database.
     func close() async throws
+
+    /// Runs `body` in a write transaction on connections kept for a node's own upkeep (heartbeats, lease renewals,
+    /// listening), so that it never waits behind the fan-outs' pages and checkpoints for a connection: a lease is
+    /// renewed on time however busy the node is. The same as ``transaction(_:)`` where connections are not pooled.
+    func upkeepTransaction<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T
+
+    /// Inside a transaction: tells every node listening on the database (``listenForWork(_:)``) that there is new
+    /// work once the transaction commits. `sender` comes back to the listeners, so a node can ignore its own news.
+    /// Nothing on a database that only one process uses.
+    func notifyWork(from sender: String, on connection: any SQLExecutor) async throws
+
+    /// Listens for ``notifyWork(from:on:)`` from any node, calling `wake` with the sender once listening has started
+    /// (with an empty sender: work may have been announced while nobody listened) and for each announcement, until
+    /// the task is cancelled or the connection is lost (which throws). Returns at once on a database that only one
+    /// process uses.
+    func listenForWork(_ wake: @escaping @Sendable (_ sender: String) -> Void) async throws
 }
 
 extension HubDatabase {
+    public func upkeepTransaction<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
+        try await transaction(body)
+    }
+
+    public func notifyWork(from sender: String, on connection: any SQLExecutor) async throws {}
+
+    public func listenForWork(_ wake: @escaping @Sendable (_ sender: String) -> Void) async throws {}
+
     /// Runs a read-only statement without binds.
     public func read(_ sql: String) async throws -> [SQLRow] {
         try await read(sql, [])

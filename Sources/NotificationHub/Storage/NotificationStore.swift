@@ -7,17 +7,21 @@ public protocol NotificationStore: Sendable {
     /// `idempotencyKey` was used before, nothing is stored and the first notification's id is returned.
     func enqueue(_ notification: Notification, scheduledTime: Date?, idempotencyKey: String?) async throws -> String
 
-    /// Leases the next piece of work to `owner` for `leaseSeconds`: a partition of a notification that is pending or
-    /// whose lease expired (a crashed worker's), or else the next due notification, which is then split into
-    /// `partitions` audience partitions (by installation position) and marked `Processing`; its first partition is
-    /// the one returned. Other workers — on this node or others — take the remaining partitions.
+    /// Leases up to ``ClaimRequest/limit`` pieces of work (÷ live nodes, rounded up) to ``ClaimRequest/owner`` in
+    /// one transaction. A piece is a
+    /// partition of a notification that is pending or whose lease expired (a crashed worker's), or else the next due
+    /// notification, which is then marked `Processing` and split into audience partitions by installation position:
+    /// ``ClaimRequest/partitionsPerNode`` for each live node (see ``heartbeat(_:now:)``), or one when its audience
+    /// has at most ``ClaimRequest/splitAbove`` matches. Its first partition is one of the pieces returned; the others
+    /// are left for every worker, on this node or others, which are woken (PostgreSQL `NOTIFY`).
     ///
-    /// A notification whose stored row cannot be read is not returned: it is ended in state `Abandoned` with a reason
-    /// (``Claim/ended(id:reason:)``), so that one bad row never stops the queue.
-    func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int) async throws -> Claim?
-
-    /// Claims up to `limit` pieces of work in one transaction (see ``claim(owner:leaseSeconds:now:partitions:)``).
-    func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int, limit: Int) async throws -> [Claim]
+    /// Of one notification, an owner holds at most its fair share at a time: ⌈partitions ÷ live nodes⌉. Whichever node
+    /// accepted a send, the other live nodes find the rest of its partitions open; a node that finished its share
+    /// takes more when partitions are still open (a slower or departed node's).
+    ///
+    /// A notification whose stored row cannot be read is not returned as work: it is ended in state `Abandoned` with
+    /// a reason (``Claim/ended(id:reason:)``), so that one bad row never stops the queue.
+    func claim(_ request: ClaimRequest) async throws -> [Claim]
 
     /// Records a partition's last checkpoint and marks it done, in one transaction shared with other partitions
     /// completing at the same time: what a small notification costs after its claim. Returns `nil` (and records
@@ -68,6 +72,63 @@ public protocol NotificationStore: Sendable {
 
     /// Records a named position.
     func setPosition(_ name: String, to value: Int64) async throws
+
+    /// Records that a node is alive (creating its entry when it joins) and returns the live nodes: those whose
+    /// heartbeat is at most ``HubNode/livenessSeconds`` old. Entries of nodes gone for an hour are removed.
+    func heartbeat(_ node: HubNode, now: Date) async throws -> [HubNode]
+
+    /// The live nodes, with the partitions each holds now.
+    func nodes(now: Date) async throws -> [HubNode]
+
+    /// Removes a node's entry: it stopped (graceful shutdown).
+    func leave(nodeID: String) async throws
+
+    /// Calls `wake` whenever a node announces work (a notification accepted, partitions opened or handed back), with
+    /// the announcing node's id (empty when any node may have announced it), until the task is cancelled; throws
+    /// when the database connection is lost. See ``HubDatabase/listenForWork(_:)``.
+    func listenForWork(_ wake: @escaping @Sendable (_ sender: String) -> Void) async throws
+}
+
+/// What a worker asks of ``NotificationStore/claim(_:)``.
+public struct ClaimRequest: Sendable, Hashable {
+    /// The lease owner: the node's ``HubNode/id``.
+    public var owner: String
+    /// How long the lease lasts.
+    public var leaseSeconds: Double
+    /// The time of the claim.
+    public var now: Date
+    /// Partitions of a large notification per live node (at least 1).
+    public var partitionsPerNode: Int
+    /// A notification whose audience has at most this many matches is not split (one page of a fan-out: splitting it
+    /// would add claims and commits, not parallelism). 0 splits every notification with an audience to split.
+    public var splitAbove: Int
+    /// Pieces of work claimed at most.
+    public var limit: Int
+
+    /// Creates a request.
+    public init(
+        owner: String, leaseSeconds: Double, now: Date, partitionsPerNode: Int, splitAbove: Int = 0, limit: Int = 1
+    ) {
+        self.owner = owner
+        self.leaseSeconds = leaseSeconds
+        self.now = now
+        self.partitionsPerNode = partitionsPerNode
+        self.splitAbove = splitAbove
+        self.limit = limit
+    }
+}
+
+extension NotificationStore {
+    /// Claims one piece of work, splitting a new notification into `partitions` per live node whatever its size.
+    public func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int) async throws -> Claim? {
+        try await claim(ClaimRequest(owner: owner, leaseSeconds: leaseSeconds, now: now, partitionsPerNode: partitions)).first
+    }
+
+    /// Claims up to `limit` pieces of work in one transaction (see ``claim(_:)``).
+    public func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int, limit: Int) async throws -> [Claim] {
+        try await claim(
+            ClaimRequest(owner: owner, leaseSeconds: leaseSeconds, now: now, partitionsPerNode: partitions, limit: limit))
+    }
 }
 
 /// A share of a notification's audience for one worker: installations after `lowerBound` up to `upperBound`,

@@ -9,19 +9,31 @@ import PostgresNIO
 /// same time apply each step once.
 public final class PostgresHubDatabase: HubDatabase {
     let client: PostgresClient
+    /// A small pool of its own for the node's upkeep: the connection listening for work, heartbeats and lease
+    /// renewals never wait behind the fan-outs for a connection.
+    let upkeep: PostgresClient
     let settings: StorageConfiguration.PostgresSettings
     let logger: Logger
     private let running: Task<Void, Never>
 
     public var dialect: SQLDialect { .postgres }
 
-    private init(client: PostgresClient, settings: StorageConfiguration.PostgresSettings, logger: Logger) {
+    private init(client: PostgresClient, upkeep: PostgresClient, settings: StorageConfiguration.PostgresSettings, logger: Logger) {
         self.client = client
+        self.upkeep = upkeep
         self.settings = settings
         self.logger = logger
-        // The pool needs its run loop for as long as the database is open; `close()` ends it.
-        running = Task { await client.run() }
+        // The pools need their run loops for as long as the database is open; `close()` ends them.
+        running = Task {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await client.run() }
+                group.addTask { await upkeep.run() }
+            }
+        }
     }
+
+    /// Connections of the upkeep pool: one listening, two for heartbeats and renewals.
+    static let upkeepConnections = 3
 
     /// Connects, creates the hub's schema if needed and applies migrations newer than its version.
     public static func open(
@@ -35,7 +47,10 @@ public final class PostgresHubDatabase: HubDatabase {
         configuration.options.maximumConnections = settings.maximumConnections
         configuration.options.additionalStartupParameters = [("search_path", settings.schema)]
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        let database = PostgresHubDatabase(client: client, settings: settings, logger: logger)
+        var upkeepConfiguration = configuration
+        upkeepConfiguration.options.maximumConnections = upkeepConnections
+        let upkeep = PostgresClient(configuration: upkeepConfiguration, backgroundLogger: logger)
+        let database = PostgresHubDatabase(client: client, upkeep: upkeep, settings: settings, logger: logger)
         do {
             try await database.migrate(migrations)
         } catch {
@@ -74,6 +89,14 @@ public final class PostgresHubDatabase: HubDatabase {
     }
 
     public func transaction<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
+        try await transaction(on: client, body)
+    }
+
+    public func upkeepTransaction<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
+        try await transaction(on: upkeep, body)
+    }
+
+    private func transaction<T: Sendable>(on client: PostgresClient, _ body: (any SQLExecutor) async throws -> T) async throws -> T {
         try await client.withConnection { connection in
             let executor = Executor(connection: connection, logger: logger)
             _ = try await executor.query("BEGIN", [])
@@ -97,6 +120,25 @@ public final class PostgresHubDatabase: HubDatabase {
     public func close() async throws {
         running.cancel()
         await running.value
+    }
+
+    /// The `NOTIFY` channel of this hub's schema (a channel name is at most 63 bytes).
+    var workChannel: String { String(("hub_work_" + settings.schema).prefix(63)) }
+
+    public func notifyWork(from sender: String, on connection: any SQLExecutor) async throws {
+        _ = try await connection.query("SELECT pg_notify(?, ?)", [.text(workChannel), .text(sender)])
+    }
+
+    public func listenForWork(_ wake: @escaping @Sendable (_ sender: String) -> Void) async throws {
+        let channel = workChannel
+        try await upkeep.withConnection { connection in
+            try await connection.listen(on: channel) { notifications in
+                wake("")
+                for try await notification in notifications { wake(notification.payload) }
+            }
+        }
+        try Task.checkCancellation()
+        throw HubError(.storageFailure, "the connection listening for work closed")
     }
 
     /// Runs statements on one connection: `?` placeholders become `$1, $2, …`, values are converted both ways.

@@ -140,5 +140,20 @@ extension PostgresHubDatabase {
                 // Registrations are listed by handle (`$filter=ChannelUri eq '…'`).
                 "CREATE INDEX installations_push_channel ON installations(push_channel, rid)",
             ]),
+        .init(
+            version: 10,
+            statements: [
+                // The nodes working for the hub: each running hub process (its lease owner) beats every few seconds;
+                // a node is live while its heartbeat is recent. `delivered` counts what it committed since it started.
+                """
+                CREATE TABLE hub_nodes (
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    started_time DOUBLE PRECISION NOT NULL,
+                    heartbeat_time DOUBLE PRECISION NOT NULL,
+                    delivered BIGINT NOT NULL DEFAULT 0
+                )
+                """
+            ]),
     ]
 }

@@ -358,7 +358,8 @@ struct SQLTagQuery {
     private(set) var sql = ""
     private(set) var binds: [SQLValue] = []
 
-    init(query: InstallationQuery, after: Int64, limit: Int?, counting: Bool = false) {
+    /// - Parameter ridsOnly: selects only the position (`rid`) of each match, in order.
+    init(query: InstallationQuery, after: Int64, limit: Int?, counting: Bool = false, ridsOnly: Bool = false) {
         var conditions: [String] = []
         var driver: String?
         if let expression = query.expression {
@@ -387,7 +388,7 @@ struct SQLTagQuery {
             conditions.append("i.rid <= ?")
             binds.append(.integer(Int(upTo.position)))
         }
-        let selection = counting ? "COUNT(*) AS n" : SQLInstallationStore.columns
+        let selection = counting ? "COUNT(*) AS n" : ridsOnly ? "i.rid" : SQLInstallationStore.columns
         var from = "installations i"
         var head: [SQLValue] = []
         if let driver {

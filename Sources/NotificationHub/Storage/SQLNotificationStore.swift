@@ -8,29 +8,39 @@ public final class SQLNotificationStore: NotificationStore {
 
     /// Concurrent enqueues share one transaction.
     private let enqueues: WriteCombiner<Enqueue, String>
-    /// Concurrent completions share one transaction.
-    private let completions: WriteCombiner<Completion, NotificationState?>
+    /// Concurrent completions share one transaction per lane. PostgreSQL runs several lanes at once (each statement
+    /// is a round trip, so one lane bounds small sends at one completion per few round trips); a notification's
+    /// partitions always take the same lane, so two lanes never wait for one notification's row.
+    private let completions: [WriteCombiner<Completion, NotificationState?>]
 
     /// Creates a store on a database opened with ``SQLiteHubDatabase/hubSchema``.
     public init(database: any HubDatabase) {
         self.database = database
         enqueues = WriteCombiner { batch in
-            try await database.transaction { connection in try await Self.insert(batch, on: connection) }
+            try await database.transaction { connection in
+                let ids = try await Self.insert(batch, on: connection)
+                // Every node learns of the new notifications when they commit.
+                try await database.notifyWork(from: "", on: connection)
+                return ids
+            }
         }
         let forUpdate = database.dialect == .postgres ? " FOR UPDATE" : ""
-        completions = WriteCombiner { batch in
-            try await database.transaction { connection in
-                var results: [NotificationState?] = []
-                for item in batch {
-                    guard try await Self.checkpoint(item.id, item.partition, item.owner, item.checkpoint, forUpdate: forUpdate, on: connection)
-                    else {
-                        results.append(nil)
-                        continue
+        let lanes = database.dialect == .postgres ? 4 : 1
+        completions = (0..<lanes).map { _ in
+            WriteCombiner { batch in
+                try await database.transaction { connection in
+                    var results: [NotificationState?] = []
+                    for item in batch {
+                        guard try await Self.checkpoint(item.id, item.partition, item.owner, item.checkpoint, forUpdate: forUpdate, on: connection)
+                        else {
+                            results.append(nil)
+                            continue
+                        }
+                        let final = try await Self.finish(item.id, item.partition, item.owner, item.time, forUpdate: forUpdate, on: connection)
+                        results.append(final ?? .processing)
                     }
-                    let final = try await Self.finish(item.id, item.partition, item.owner, item.time, forUpdate: forUpdate, on: connection)
-                    results.append(final ?? .processing)
+                    return results
                 }
-                return results
             }
         }
     }
@@ -47,20 +57,37 @@ public final class SQLNotificationStore: NotificationStore {
     public func complete(
         id: String, partition: Int, owner: String, _ checkpoint: DispatchCheckpoint, now: Date
     ) async throws -> NotificationState? {
-        try await completions.submit(Completion(id: id, partition: partition, owner: owner, checkpoint: checkpoint, time: now))
+        let lane = completions[Int(UInt(bitPattern: Self.stableHash(id)) % UInt(completions.count))]
+        return try await lane.submit(Completion(id: id, partition: partition, owner: owner, checkpoint: checkpoint, time: now))
     }
 
-    public func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int, limit: Int) async throws -> [Claim] {
+    public func claim(_ request: ClaimRequest) async throws -> [Claim] {
         try await database.transaction { connection in
+            let time = request.now.timeIntervalSince1970
+            let live = try await connection.query(
+                "SELECT COUNT(*) AS n FROM hub_nodes WHERE heartbeat_time >= ?", [.float(time - HubNode.livenessSeconds)])
+            let nodes = max(1, live.first?.int("n") ?? 1)
+            // With several nodes, a transaction takes a node's share of a full batch: the others' claims, running at
+            // the same time, find the rest of a burst of small notifications instead of rows this one locked.
+            let limit = (request.limit + nodes - 1) / nodes
             var claims: [Claim] = []
+            var opened = false
             while claims.count < limit,
-                let claim = try await self.claimOne(
-                    owner: owner, leaseSeconds: leaseSeconds, now: now, partitions: partitions, on: connection)
+                let claim = try await self.claimOne(request, nodes: nodes, opened: &opened, on: connection)
             {
                 claims.append(claim)
             }
+            // Partitions left open for the other nodes: they learn of them when this transaction commits.
+            if opened && nodes > 1 { try await self.database.notifyWork(from: request.owner, on: connection) }
             return claims
         }
+    }
+
+    /// A hash of a notification id that is the same in every process run (unlike `hashValue`).
+    static func stableHash(_ id: String) -> Int {
+        var hash = 5381
+        for byte in id.utf8 { hash = (hash &* 33) &+ Int(byte) }
+        return hash
     }
 
     /// One accepted notification to persist.
@@ -137,108 +164,133 @@ public final class SQLNotificationStore: NotificationStore {
     var skipLocked: String { database.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : "" }
     var forUpdate: String { database.dialect == .postgres ? " FOR UPDATE" : "" }
 
-    public func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int) async throws -> Claim? {
-        try await database.transaction { connection in
-            try await self.claimOne(owner: owner, leaseSeconds: leaseSeconds, now: now, partitions: partitions, on: connection)
-        }
-    }
-
-    /// One claim inside a transaction.
+    /// One claim inside a transaction. `nodes` is the number of live nodes; `opened` is set when a notification was
+    /// split into partitions that other workers may take.
     func claimOne(
-        owner: String, leaseSeconds: Double, now: Date, partitions: Int, on connection: any SQLExecutor
+        _ request: ClaimRequest, nodes: Int, opened: inout Bool, on connection: any SQLExecutor
     ) async throws -> Claim? {
-        let time = now.timeIntervalSince1970
-        let lease = time + leaseSeconds
-        do {
-            // A partition nobody holds: not started yet, or left by a worker whose lease expired.
-            let open = try await connection.query(
-                """
-                UPDATE notification_partitions SET state = 'Processing', lease_owner = ?, lease_expires = ?,
-                    claims = claims + 1
-                WHERE (notification_id, partition) IN (
-                    SELECT notification_id, partition FROM notification_partitions
-                    WHERE state = 'Pending' OR (state = 'Processing' AND lease_expires < ?)
-                    ORDER BY notification_id, partition LIMIT 1\(skipLocked))
-                RETURNING notification_id, partition, lower_bound, upper_bound, cursor, claims
-                """,
-                [.text(owner), .float(lease), .float(time)])
-            if let row = open.first, let id = row.string("notification_id") {
-                let records = try await connection.query(
-                    "SELECT \(Self.columns) FROM notifications WHERE id = ?", [.text(id)])
-                let record: NotificationRecord
-                do {
-                    guard let first = records.first else { throw HubError(.storageFailure, "the notification row is missing") }
-                    record = try Self.decode(first)
-                } catch {
-                    return try await Self.end(id: id, reason: Self.unreadable(error), time: time, on: connection)
-                }
-                return .work(
-                    DeliveryWork(
-                        record: record, partition: row.int("partition") ?? 0,
-                        lowerBound: row.int64("lower_bound").map(InstallationCursor.init(position:)),
-                        upperBound: row.int64("upper_bound").map(InstallationCursor.init(position:)),
-                        cursor: row.int64("cursor").map(InstallationCursor.init(position:)),
-                        claims: row.int("claims") ?? 1))
-            }
-            // Otherwise the next due notification, split into partitions: a scheduled one whose time has come, else
-            // the oldest enqueued one. Each is the first row of an index range, so a backlog costs nothing here.
-            var due: [SQLRow] = []
-            for (condition, order, binds) in [
-                ("state = 'Scheduled' AND scheduled_time <= ?", "scheduled_time", [SQLValue.float(time)]),
-                ("state = 'Enqueued'", "enqueue_time", []),
-            ] where due.isEmpty {
-                due = try await connection.query(
-                    """
-                    UPDATE notifications SET state = 'Processing', start_time = COALESCE(start_time, ?)
-                    WHERE id = (
-                        SELECT id FROM notifications WHERE \(condition)
-                        ORDER BY state, \(order) LIMIT 1\(skipLocked))
-                    RETURNING \(Self.columns)
-                    """,
-                    [.float(time)] + binds)
-            }
-            guard let row = due.first else { return nil }
+        let owner = request.owner
+        let time = request.now.timeIntervalSince1970
+        let lease = time + request.leaseSeconds
+        // A partition nobody holds (not started yet, or left by a worker whose lease expired) of a notification of
+        // which this owner holds less than its fair share: partitions × nodes > held × live nodes.
+        let open = try await connection.query(
+            """
+            UPDATE notification_partitions SET state = 'Processing', lease_owner = ?, lease_expires = ?,
+                claims = claims + 1
+            WHERE (notification_id, partition) IN (
+                SELECT p.notification_id, p.partition FROM notification_partitions p
+                WHERE (p.state = 'Pending' OR (p.state = 'Processing' AND p.lease_expires < ?))
+                    AND ? * (
+                        SELECT COUNT(*) FROM notification_partitions h
+                        WHERE h.notification_id = p.notification_id AND h.state = 'Processing' AND h.lease_owner = ?
+                            AND h.lease_expires >= ?)
+                    < (SELECT COUNT(*) FROM notification_partitions c WHERE c.notification_id = p.notification_id)
+                ORDER BY p.notification_id, p.partition LIMIT 1\(skipLocked))
+            RETURNING notification_id, partition, lower_bound, upper_bound, cursor, claims
+            """,
+            [.text(owner), .float(lease), .float(time), .integer(nodes), .text(owner), .float(time)])
+        if let row = open.first, let id = row.string("notification_id") {
+            let records = try await connection.query(
+                "SELECT \(Self.columns) FROM notifications WHERE id = ?", [.text(id)])
             let record: NotificationRecord
             do {
-                record = try Self.decode(row)
+                guard let first = records.first else { throw HubError(.storageFailure, "the notification row is missing") }
+                record = try Self.decode(first)
             } catch {
-                guard let id = row.string("id") else { throw error }
                 return try await Self.end(id: id, reason: Self.unreadable(error), time: time, on: connection)
-            }
-            var bounds: [(lower: Int64?, upper: Int64?)] = [(nil, nil)]
-            if partitions > 1, case .handles = record.notification.audience {
-                // A direct send has no audience to split.
-            } else if partitions > 1 {
-                let range = try await connection.query("SELECT MIN(rid) AS low, MAX(rid) AS high FROM installations", [])
-                if let low = range.first?.int64("low"), let high = range.first?.int64("high"), high - low + 1 >= Int64(partitions) {
-                    let start = low - 1
-                    let span = high - start
-                    bounds = (0..<Int64(partitions)).map { index in
-                        let lower = index == 0 ? nil : start + span * index / Int64(partitions)
-                        let upper = index == Int64(partitions) - 1 ? nil : start + span * (index + 1) / Int64(partitions)
-                        return (lower, upper)
-                    }
-                }
-            }
-            for (index, bound) in bounds.enumerated() {
-                _ = try await connection.query(
-                    """
-                    INSERT INTO notification_partitions
-                        (notification_id, partition, lower_bound, upper_bound, state, lease_owner, lease_expires, claims)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                    [
-                        .text(record.notification.id), .integer(index),
-                        bound.lower.map { .integer(Int($0)) } ?? .null, bound.upper.map { .integer(Int($0)) } ?? .null,
-                        .text(index == 0 ? "Processing" : "Pending"), index == 0 ? .text(owner) : .null,
-                        index == 0 ? .float(lease) : .null, .integer(index == 0 ? 1 : 0),
-                    ])
             }
             return .work(
                 DeliveryWork(
-                    record: record, partition: 0, lowerBound: bounds[0].lower.map(InstallationCursor.init(position:)),
-                    upperBound: bounds[0].upper.map(InstallationCursor.init(position:)), cursor: nil, claims: 1))
+                    record: record, partition: row.int("partition") ?? 0,
+                    lowerBound: row.int64("lower_bound").map(InstallationCursor.init(position:)),
+                    upperBound: row.int64("upper_bound").map(InstallationCursor.init(position:)),
+                    cursor: row.int64("cursor").map(InstallationCursor.init(position:)),
+                    claims: row.int("claims") ?? 1))
         }
+        // Otherwise the next due notification, split into partitions: a scheduled one whose time has come, else
+        // the oldest enqueued one. Each is the first row of an index range, so a backlog costs nothing here.
+        var due: [SQLRow] = []
+        for (condition, order, binds) in [
+            ("state = 'Scheduled' AND scheduled_time <= ?", "scheduled_time", [SQLValue.float(time)]),
+            ("state = 'Enqueued'", "enqueue_time", []),
+        ] where due.isEmpty {
+            due = try await connection.query(
+                """
+                UPDATE notifications SET state = 'Processing', start_time = COALESCE(start_time, ?)
+                WHERE id = (
+                    SELECT id FROM notifications WHERE \(condition)
+                    ORDER BY state, \(order) LIMIT 1\(skipLocked))
+                RETURNING \(Self.columns)
+                """,
+                [.float(time)] + binds)
+        }
+        guard let row = due.first else { return nil }
+        let record: NotificationRecord
+        do {
+            record = try Self.decode(row)
+        } catch {
+            guard let id = row.string("id") else { throw error }
+            return try await Self.end(id: id, reason: Self.unreadable(error), time: time, on: connection)
+        }
+        let partitions = min(max(request.partitionsPerNode, 1) * nodes, Self.maximumPartitions)
+        var bounds: [(lower: Int64?, upper: Int64?)] = [(nil, nil)]
+        if partitions > 1, try await Self.audience(of: record.notification, exceeds: request.splitAbove, on: connection) {
+            let range = try await connection.query("SELECT MIN(rid) AS low, MAX(rid) AS high FROM installations", [])
+            if let low = range.first?.int64("low"), let high = range.first?.int64("high"), high - low + 1 >= Int64(partitions) {
+                let start = low - 1
+                let span = high - start
+                bounds = (0..<Int64(partitions)).map { index in
+                    let lower = index == 0 ? nil : start + span * index / Int64(partitions)
+                    let upper = index == Int64(partitions) - 1 ? nil : start + span * (index + 1) / Int64(partitions)
+                    return (lower, upper)
+                }
+            }
+        }
+        // One statement for every partition: the first is this owner's, the others are open.
+        var binds: [SQLValue] = []
+        binds.reserveCapacity(bounds.count * 8)
+        for (index, bound) in bounds.enumerated() {
+            binds += [
+                .text(record.notification.id), .integer(index),
+                bound.lower.map { .integer(Int($0)) } ?? .null, bound.upper.map { .integer(Int($0)) } ?? .null,
+                .text(index == 0 ? "Processing" : "Pending"), index == 0 ? .text(owner) : .null,
+                index == 0 ? .float(lease) : .null, .integer(index == 0 ? 1 : 0),
+            ]
+        }
+        _ = try await connection.query(
+            """
+            INSERT INTO notification_partitions
+                (notification_id, partition, lower_bound, upper_bound, state, lease_owner, lease_expires, claims)
+            VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: bounds.count).joined(separator: ", "))
+            """,
+            binds)
+        if bounds.count > 1 { opened = true }
+        return .work(
+            DeliveryWork(
+                record: record, partition: 0, lowerBound: bounds[0].lower.map(InstallationCursor.init(position:)),
+                upperBound: bounds[0].upper.map(InstallationCursor.init(position:)), cursor: nil, claims: 1))
+    }
+
+    /// Partitions of one notification at most.
+    static let maximumPartitions = 1024
+
+    /// Whether a notification's audience may have more than `threshold` matches: it has something to split (not a
+    /// direct send) and more than `threshold` installations match its tags, expired channels aside (platforms and
+    /// row kinds aside too, so the count is an upper bound). Reads at most `threshold + 1` positions of an index.
+    static func audience(of notification: Notification, exceeds threshold: Int, on connection: any SQLExecutor) async throws -> Bool {
+        let expression: TagExpression?
+        switch notification.audience {
+        case .handles, .unreadable: return false
+        case .all: expression = nil
+        case .tags(let tags): expression = tags
+        }
+        guard threshold > 0 else { return true }
+        let query = InstallationQuery(
+            expression: expression, scope: notification.format == .template ? .includingTemplates : .installation,
+            includeExpired: false)
+        let plan = SQLTagQuery(query: query, after: 0, limit: threshold + 1, ridsOnly: true)
+        return try await connection.query(plan.sql, plan.binds).count > threshold
     }
 
     /// The reason recorded for a row that cannot be read (never its content).
@@ -272,6 +324,8 @@ public final class SQLNotificationStore: NotificationStore {
 
     public func releaseLease(id: String, partition: Int, owner: String, now: Date) async throws {
         try await database.transaction { connection in
+            // The other nodes take the partition at once.
+            try await self.database.notifyWork(from: owner, on: connection)
             _ = try await connection.query(
                 """
                 UPDATE notification_partitions SET lease_expires = ?, claims = CASE WHEN claims > 0 THEN claims - 1 ELSE 0 END
@@ -282,7 +336,7 @@ public final class SQLNotificationStore: NotificationStore {
     }
 
     public func renewLease(id: String, partition: Int, owner: String, leaseSeconds: Double, now: Date) async throws -> Bool {
-        try await database.transaction { connection in
+        try await database.upkeepTransaction { connection in
             let rows = try await connection.query(
                 """
                 UPDATE notification_partitions SET lease_expires = ?
@@ -382,6 +436,59 @@ public final class SQLNotificationStore: NotificationStore {
             _ = try await connection.query(
                 "INSERT INTO hub_positions (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
                 [.text(name), .integer(Int(value))])
+        }
+    }
+
+    // MARK: Nodes
+
+    public func heartbeat(_ node: HubNode, now: Date) async throws -> [HubNode] {
+        let time = now.timeIntervalSince1970
+        return try await database.upkeepTransaction { connection in
+            _ = try await connection.query(
+                """
+                INSERT INTO hub_nodes (id, name, started_time, heartbeat_time, delivered) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET heartbeat_time = excluded.heartbeat_time, delivered = excluded.delivered
+                """,
+                [
+                    .text(node.id), .text(node.name), .float(node.startedTime.timeIntervalSince1970), .float(time),
+                    .integer(node.delivered),
+                ])
+            _ = try await connection.query("DELETE FROM hub_nodes WHERE heartbeat_time < ?", [.float(time - 3600)])
+            return try await Self.nodes(now: now, on: connection)
+        }
+    }
+
+    public func nodes(now: Date) async throws -> [HubNode] {
+        try await database.upkeepTransaction { connection in try await Self.nodes(now: now, on: connection) }
+    }
+
+    static func nodes(now: Date, on connection: any SQLExecutor) async throws -> [HubNode] {
+        let rows = try await connection.query(
+            """
+            SELECT n.id, n.name, n.started_time, n.heartbeat_time, n.delivered,
+                (SELECT COUNT(*) FROM notification_partitions p
+                 WHERE p.state = 'Processing' AND p.lease_owner = n.id AND p.lease_expires >= ?) AS partitions
+            FROM hub_nodes n WHERE n.heartbeat_time >= ? ORDER BY n.name, n.id
+            """,
+            [.float(now.timeIntervalSince1970), .float(now.timeIntervalSince1970 - HubNode.livenessSeconds)])
+        return rows.map { row in
+            HubNode(
+                id: row.string("id") ?? "", name: row.string("name") ?? "",
+                startedTime: Date(timeIntervalSince1970: row.double("started_time") ?? 0),
+                heartbeatTime: Date(timeIntervalSince1970: row.double("heartbeat_time") ?? 0),
+                delivered: row.int("delivered") ?? 0, partitions: row.int("partitions") ?? 0)
+        }
+    }
+
+    public func listenForWork(_ wake: @escaping @Sendable (_ sender: String) -> Void) async throws {
+        try await database.listenForWork(wake)
+    }
+
+    public func leave(nodeID: String) async throws {
+        try await database.upkeepTransaction { connection in
+            _ = try await connection.query("DELETE FROM hub_nodes WHERE id = ?", [.text(nodeID)])
+            // The others' fair share grows: partitions still open are theirs to take.
+            try await self.database.notifyWork(from: nodeID, on: connection)
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import SQLiteNIO
+import Synchronization
 
 /// An SQLite database file opened for the hub: one writer connection whose transactions are serialised, and one
 /// reader connection (WAL mode lets reads run beside writes). Schema migrations are applied on open.
@@ -24,6 +25,9 @@ public final class SQLiteHubDatabase: HubDatabase {
     let reader: SQLiteConnection
     let writeLock = AsyncSerialLock()
     let logger: Logger
+    /// The workers of this process listening for work (several hubs' workers may share one database in tests).
+    private let listeners = Mutex<[UInt64: @Sendable (String) -> Void]>([:])
+    private let nextListener = Atomic<UInt64>(0)
 
     private init(writer: SQLiteConnection, reader: SQLiteConnection, logger: Logger) {
         self.writer = writer
@@ -133,6 +137,23 @@ public final class SQLiteHubDatabase: HubDatabase {
             case .text(let value): .text(value)
             case .blob(let value): .blob(value)
             }
+        }
+    }
+
+    /// Wakes the listeners of this process: only they can share the file. They are woken inside the transaction;
+    /// their claims wait for the single writer, so they see what it committed.
+    public func notifyWork(from sender: String, on connection: any SQLExecutor) async throws {
+        for wake in listeners.withLock({ Array($0.values) }) { wake(sender) }
+    }
+
+    /// Listens for work announced in this process until the task is cancelled.
+    public func listenForWork(_ wake: @escaping @Sendable (_ sender: String) -> Void) async throws {
+        let id = nextListener.add(1, ordering: .relaxed).newValue
+        listeners.withLock { $0[id] = wake }
+        defer { _ = listeners.withLock { $0.removeValue(forKey: id) } }
+        wake("")
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(3600))
         }
     }
 

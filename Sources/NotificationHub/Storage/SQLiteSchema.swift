@@ -141,5 +141,20 @@ extension SQLiteHubDatabase {
                 // Registrations are listed by handle (`$filter=ChannelUri eq '…'`).
                 "CREATE INDEX installations_push_channel ON installations(push_channel, rid)",
             ]),
+        .init(
+            version: 10,
+            statements: [
+                // The nodes working for the hub: each running hub process (its lease owner) beats every few seconds;
+                // a node is live while its heartbeat is recent. `delivered` counts what it committed since it started.
+                """
+                CREATE TABLE hub_nodes (
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    started_time REAL NOT NULL,
+                    heartbeat_time REAL NOT NULL,
+                    delivered INTEGER NOT NULL DEFAULT 0
+                )
+                """
+            ]),
     ]
 }

@@ -1,0 +1,105 @@
+import Logging
+import Metrics
+import ServiceLifecycle
+import Synchronization
+
+/// What a node knows of the hub's nodes.
+struct Membership: Sendable {
+    /// Deliveries this node committed since it started.
+    var delivered = 0
+    /// The live nodes' names at the last heartbeat.
+    var nodes: [String] = []
+    /// Heartbeats that failed in a row.
+    var failedHeartbeats = 0
+}
+
+extension Hub {
+    /// The hub's live nodes (this one included once it has joined), with the partitions each holds.
+    public func nodes() async throws -> [HubNode] {
+        try await notifications.nodes(now: clock.now())
+    }
+
+    /// Records this node's heartbeat, and logs and measures changes in the hub's nodes.
+    func beat() async {
+        let now = clock.now()
+        let delivered = membership.withLock { $0.delivered }
+        let node = HubNode(id: owner, name: nodeName, startedTime: startedTime, heartbeatTime: now, delivered: delivered)
+        do {
+            // A heartbeat that a lost connection holds up counts as failed, and the next one is on time.
+            let store = notifications
+            let live = try await withTimeLimit(
+                .seconds(HubNode.livenessSeconds),
+                timeout: HubError(.storageFailure, "the heartbeat was not recorded within \(Int(HubNode.livenessSeconds)) s")
+            ) { try await store.heartbeat(node, now: now) }
+            let names = live.map(\.name)
+            let (before, failed) = membership.withLock { state in
+                defer {
+                    state.nodes = names
+                    state.failedHeartbeats = 0
+                }
+                return (state.nodes, state.failedHeartbeats)
+            }
+            if failed > 0 { logger.notice("this node's heartbeat is recorded again; it counts among the hub's nodes") }
+            if names != before {
+                logger.notice(
+                    "the hub's nodes changed",
+                    metadata: ["hub.nodes": .string(names.joined(separator: ",")), "hub.nodeCount": "\(names.count)"])
+                Gauge(label: "hub_nodes_live", dimensions: [("hub", name), ("node", nodeName)]).record(names.count)
+            }
+        } catch {
+            let failed = membership.withLock { state in
+                state.failedHeartbeats += 1
+                return state.failedHeartbeats
+            }
+            if failed == 1 {
+                logger.warning(
+                    "could not record this node's heartbeat; the other nodes stop counting it after \(Int(HubNode.livenessSeconds)) s",
+                    metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Beats every ``HubNode/heartbeatSeconds`` until graceful shutdown.
+    func heartbeatLoop() async {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(HubNode.heartbeatSeconds)) }
+            } catch {
+                return
+            }
+            await beat()
+        }
+    }
+
+    /// Wakes the worker whenever another node announces work; listens again after a lost connection (each new
+    /// listen also wakes the worker, for what was announced meanwhile), until graceful shutdown.
+    func listenLoop() async {
+        let owner = self.owner
+        let work = self.work
+        var failures = 0
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                try await cancelWhenGracefulShutdown {
+                    try await self.notifications.listenForWork { sender in
+                        if sender != owner { work.signal() }
+                    }
+                }
+                // Returned without an error: the store has nothing to listen to, or the task is ending.
+                return
+            } catch {
+                if Task.isCancelled || Task.isShuttingDownGracefully { return }
+                failures += 1
+                if failures == 1 {
+                    logger.warning(
+                        "stopped listening for work announced by other nodes; listening again when the database answers",
+                        metadata: ["error": "\(error)"])
+                }
+            }
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
+            } catch {
+                return
+            }
+        }
+    }
+}
