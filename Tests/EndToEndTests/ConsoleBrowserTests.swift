@@ -195,9 +195,11 @@ import Testing
         var seen: [Int] = []
         var runningShot = false
         try await browser.wait("the fan-out to complete", timeout: .seconds(300)) {
+            // The state is read first: the page may refresh between the two reads, and counts shown after a
+            // "Completed" are final, while a count read before it may be one refresh old.
+            let state = try await browser.text("#notification-facts .badge")
             let delivered = Int(try await browser.text("#notification-delivered").replacingOccurrences(of: ",", with: "")) ?? 0
             if seen.last != delivered { seen.append(delivered) }
-            let state = try await browser.text("#notification-facts .badge")
             // The last view of the fan-out while it runs is kept.
             if state == "Processing", delivered > 0, delivered < total - Self.unregistered.count {
                 try await browser.screenshot(to: output + "/06-fan-out-running.png")

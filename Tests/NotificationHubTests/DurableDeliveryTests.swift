@@ -308,8 +308,10 @@ import Testing
             _ = try await hubs[0].enqueue(notification)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for hub in hubs { group.addTask { try await hub.run() } }
+                // Bounded generously: on a loaded machine two workers on one SQLite file take their time.
                 var record: NotificationRecord?
-                for _ in 0..<1000 {
+                let deadline = ContinuousClock.now + .seconds(120)
+                while ContinuousClock.now < deadline {
                     record = try await notifications.record(id: notification.id)
                     if record?.state.isFinal == true { break }
                     try await Task.sleep(for: .milliseconds(10))
