@@ -187,7 +187,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
     // MARK: Delivery
 
     /// Delivers a batch over one connection; one result per delivery, in order.
-    public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+    public func deliver(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult] {
         var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
         let jwt: String
         do {
@@ -218,44 +218,44 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             }
         }
         if !requests.isEmpty {
-            var responses = await send(requests)
+            var responses = await send(requests, context: context)
             // ExpiredProviderToken: mint a new token once and retry those requests.
             let expired = responses.indices.filter { responses[$0].status == 403 && responses[$0].reason == "ExpiredProviderToken" }
             if !expired.isEmpty, let renewed = try? providerToken.renew(replacing: jwt) {
-                logger.info("APNs provider token expired; renewed it", metadata: ["push.platform": "apns"])
-                let retried = await send(expired.map { withAuthorization(requests[$0], jwt: renewed) })
+                context.logger.info("APNs provider token expired; renewed it", metadata: ["push.platform": "apns"])
+                let retried = await send(expired.map { withAuthorization(requests[$0], jwt: renewed) }, context: context)
                 for (position, index) in expired.enumerated() { responses[index] = retried[position] }
             }
-            let now = Date()
+            let now = context.clock.now()
             for (position, index) in indices.enumerated() {
                 results[index] = APNsOutcomeMapping.result(for: responses[position], now: now)
             }
         }
-        logger.debug("APNs batch delivered", metadata: ["push.platform": "apns", "push.count": "\(deliveries.count)"])
+        context.logger.debug("APNs batch delivered", metadata: ["push.platform": "apns", "push.count": "\(deliveries.count)"])
         return results.map { $0 ?? DeliveryResult(.unknownError) }
     }
 
     /// Sends over the next connection; requests APNs certainly did not process (never sent, or refused by GOAWAY)
     /// are sent once more at once over a fresh connection.
-    private func send(_ requests: [APNsRequest]) async -> [APNsResponse] {
-        var responses = await sendOnce(requests)
+    private func send(_ requests: [APNsRequest], context: DeliveryContext) async -> [APNsResponse] {
+        var responses = await sendOnce(requests, context: context)
         let unprocessed = responses.indices.filter { responses[$0].isUnprocessed }
         if !unprocessed.isEmpty {
-            let again = await sendOnce(unprocessed.map { requests[$0] })
+            let again = await sendOnce(unprocessed.map { requests[$0] }, context: context)
             for (position, index) in unprocessed.enumerated() { responses[index] = again[position] }
         }
         return responses
     }
 
-    private func sendOnce(_ requests: [APNsRequest]) async -> [APNsResponse] {
+    private func sendOnce(_ requests: [APNsRequest], context: DeliveryContext) async -> [APNsResponse] {
         let connection: APNsConnection
         do {
             connection = try await pool.connection()
         } catch {
-            logger.warning("cannot connect to APNs", metadata: ["push.platform": "apns", "error": "\(error)"])
+            context.logger.warning("cannot connect to APNs", metadata: ["push.platform": "apns", "error": "\(error)"])
             return requests.map { _ in .failed("ConnectFailed") }
         }
-        let responses = await connection.send(requests, timeout: configuration.requestTimeout.timeAmount)
+        let responses = await connection.send(requests, timeout: context.timeout(atMost: configuration.requestTimeout).timeAmount)
         if responses.contains(where: { $0.reason == "Shutdown" }) {
             // The server is going away: send new requests elsewhere.
             connection.status.usable.store(false, ordering: .relaxed)

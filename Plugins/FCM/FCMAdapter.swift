@@ -68,7 +68,7 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
     private let http: LazyHTTPClient
     private let sendURL: String
     private let limiter: AsyncSemaphore
-    private let requestTimeout: TimeAmount
+    private let requestTimeout: Duration
     private let logger: Logger
 
     /// Creates an adapter; its HTTP client is created on first use. Throws when the CA certificate is not PEM.
@@ -81,7 +81,7 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         let lazy = LazyHTTPClient(configuration: http, count: configuration.connections)
         self.http = lazy
         let timeout = configuration.requestTimeout.timeAmount
-        requestTimeout = timeout
+        requestTimeout = configuration.requestTimeout
         tokens = FCMAccessTokenProvider(
             account: serviceAccount, client: lazy, renewalMargin: configuration.tokenRenewalMargin,
             requestTimeout: timeout, logger: logger)
@@ -145,7 +145,7 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
 
     // MARK: Delivery
 
-    public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+    public func deliver(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult] {
         var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
         var messages = [FCMMessage?](repeating: nil, count: deliveries.count)
         // A fan-out shares one payload: prepare it once per distinct payload in the batch.
@@ -175,7 +175,7 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
                 guard let message = messages[index], let token = delivery.pushChannel.handle else { continue }
                 group.addTask {
                     await self.limiter.withPermit {
-                        (index, await self.send(message.body(token: token)))
+                        (index, await self.send(message.body(token: token), context: context))
                     }
                 }
             }
@@ -184,8 +184,8 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         return results.map { $0 ?? DeliveryResult(.unknownError) }
     }
 
-    /// Sends one request, renewing the access token once if FCM answers 401.
-    func send(_ body: ByteBuffer) async -> DeliveryResult {
+    /// Sends one request, renewing the access token once if FCM answers 401; bounded by the call's deadline.
+    func send(_ body: ByteBuffer, context: DeliveryContext) async -> DeliveryResult {
         var renewed = false
         while true {
             let token: FCMAccessToken
@@ -202,17 +202,18 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
             let response: HTTPClientResponse
             let responseBody: ByteBuffer
             do {
-                response = try await http.client().execute(request, timeout: requestTimeout)
+                response = try await http.client().execute(request, timeout: context.timeout(atMost: requestTimeout).timeAmount)
                 responseBody = try await response.body.collect(upTo: 64 * 1024)
             } catch {
                 return DeliveryResult(.pnsUnreachable, reason: "\(type(of: error))")
             }
             if response.status == .unauthorized, !renewed {
                 renewed = true
+                context.logger.info("FCM refused the access token; obtaining a new one", metadata: ["push.platform": "fcm"])
                 await tokens.invalidate(token)
                 continue
             }
-            return Self.result(status: response.status, headers: response.headers, body: responseBody)
+            return Self.result(status: response.status, headers: response.headers, body: responseBody, now: context.clock.now())
         }
     }
 
@@ -228,14 +229,14 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
     }
 
     /// Maps an FCM answer to an outcome (see `docs/adapters/FCM.md`).
-    static func result(status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer) -> DeliveryResult {
+    static func result(status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer, now: Date = Date()) -> DeliveryResult {
         if status == .ok { return .success }
         let error = FCMErrorResponse(body: body)
         let code = error.errorCode ?? error.status ?? "HTTP\(status.code)"
         let retryAfter = RetryAfter.parse(headers.first(name: "retry-after"))
         switch (status.code, code) {
         case (_, "UNREGISTERED"), (404, _):
-            return DeliveryResult(.expiredChannel, reason: code, channelExpiredAt: Date())
+            return DeliveryResult(.expiredChannel, reason: code, channelExpiredAt: now)
         case (_, "SENDER_ID_MISMATCH"):
             return DeliveryResult(.wrongChannel, reason: code)
         case (_, "THIRD_PARTY_AUTH_ERROR"), (401, _), (_, "PERMISSION_DENIED"), (_, "UNAUTHENTICATED"):

@@ -137,7 +137,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
     }
 
     /// Delivers each notification with its own request; returns one result per delivery, in order.
-    public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+    public func deliver(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult] {
         var results = [DeliveryResult](repeating: .success, count: deliveries.count)
         var prepared: [(Int, PreparedRequest)] = []
         prepared.reserveCapacity(deliveries.count)
@@ -178,23 +178,24 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         }
         await withTaskGroup(of: (Int, DeliveryResult).self) { group in
             for (index, request) in prepared {
-                group.addTask { (index, await self.send(request)) }
+                group.addTask { (index, await self.send(request, context: context)) }
             }
             for await (index, result) in group { results[index] = result }
         }
         return results
     }
 
-    /// Sends one request, renewing the token once on 401.
-    func send(_ request: PreparedRequest) async -> DeliveryResult {
+    /// Sends one request, renewing the token once on 401; bounded by the call's deadline.
+    func send(_ request: PreparedRequest, context: DeliveryContext) async -> DeliveryResult {
         await limiter.withPermit {
             do {
                 let token = try await tokens.token()
-                let first = await post(request, token: token)
+                let first = await post(request, token: token, context: context)
                 guard case .answered(let status, _) = first, status == 401 else { return first.result }
+                context.logger.info("WNS refused the access token; obtaining a new one", metadata: ["push.platform": "wns"])
                 await tokens.invalidate(token)
                 let renewed = try await tokens.token()
-                let second = await post(request, token: renewed)
+                let second = await post(request, token: renewed, context: context)
                 if case .answered(401, let headers) = second {
                     return DeliveryResult(
                         .invalidCredentials, reason: Self.reason(headers) ?? "WNS rejected the access token")
@@ -250,7 +251,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         return headers.first(name: "X-WNS-Status").map { String($0.prefix(60)) }
     }
 
-    private func post(_ request: PreparedRequest, token: String) async -> Answer {
+    private func post(_ request: PreparedRequest, token: String, context: DeliveryContext) async -> Answer {
         var http = HTTPClientRequest(url: request.uri)
         http.method = .POST
         http.headers.add(name: "Authorization", value: "Bearer \(token)")
@@ -259,7 +260,8 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         for (name, value) in request.headers { http.headers.add(name: name, value: value) }
         http.body = .bytes(request.payload)
         do {
-            let response = try await client.client().execute(http, deadline: .now() + configuration.requestTimeout.timeAmount)
+            let response = try await client.client().execute(
+                http, timeout: context.timeout(atMost: configuration.requestTimeout).timeAmount)
             // WNS answers carry no body worth reading; drain a bounded amount so the connection can be reused.
             _ = try? await response.body.collect(upTo: 64 * 1024)
             return .answered(Int(response.status.code), response.headers)

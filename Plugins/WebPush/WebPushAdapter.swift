@@ -109,19 +109,19 @@ public final class WebPushAdapter: PlatformAdapter, Sendable {
 
     /// Delivers each notification with its own request; one result per delivery, in order. Deliveries that cannot
     /// be sent (bad subscription, payload too large, bad headers) end without a request.
-    public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+    public func deliver(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult] {
         var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
         await withTaskGroup(of: (Int, DeliveryResult).self) { group in
             for (index, delivery) in deliveries.enumerated() {
-                group.addTask { (index, await self.deliver(delivery)) }
+                group.addTask { (index, await self.deliver(delivery, context: context)) }
             }
             for await (index, result) in group { results[index] = result }
         }
-        logger.debug("Web Push batch delivered", metadata: ["push.platform": "browser", "push.count": "\(deliveries.count)"])
+        context.logger.debug("Web Push batch delivered", metadata: ["push.platform": "browser", "push.count": "\(deliveries.count)"])
         return results.map { $0 ?? DeliveryResult(.unknownError) }
     }
 
-    private func deliver(_ delivery: Delivery) async -> DeliveryResult {
+    private func deliver(_ delivery: Delivery, context: DeliveryContext) async -> DeliveryResult {
         let subscription: WebPushSubscription
         do {
             subscription = try WebPushSubscription.parse(
@@ -137,12 +137,14 @@ public final class WebPushAdapter: PlatformAdapter, Sendable {
         } catch {
             return DeliveryResult(.invalidNotificationFormat, reason: error.message)
         }
-        return await limiter.withPermit { await send(delivery, to: subscription) }
+        return await limiter.withPermit { await send(delivery, to: subscription, context: context) }
     }
 
     /// Encrypts and posts one message, renewing the VAPID token once if the push service answers 401.
-    private func send(_ delivery: Delivery, to subscription: WebPushSubscription) async -> DeliveryResult {
-        let ttl = WebPushHeaders.timeToLive(for: delivery.headers, default: configuration.timeToLiveSeconds, now: clock.now())
+    private func send(
+        _ delivery: Delivery, to subscription: WebPushSubscription, context: DeliveryContext
+    ) async -> DeliveryResult {
+        let ttl = WebPushHeaders.timeToLive(for: delivery.headers, default: configuration.timeToLiveSeconds, now: context.clock.now())
         let body: [UInt8]
         do {
             body = try WebPushEncryption.encrypt(delivery.payload.readableBytesView, for: subscription)
@@ -171,7 +173,7 @@ public final class WebPushAdapter: PlatformAdapter, Sendable {
             let retryAfter: String?
             do {
                 let response = try await http.client().execute(
-                    request, deadline: .now() + configuration.requestTimeout.timeAmount)
+                    request, timeout: context.timeout(atMost: configuration.requestTimeout).timeAmount)
                 // Push services answer with little or no body; drain a bounded amount so the connection is reused.
                 _ = try? await response.body.collect(upTo: 64 * 1024)
                 status = Int(response.status.code)
@@ -182,10 +184,10 @@ public final class WebPushAdapter: PlatformAdapter, Sendable {
             if status == 401 && !renewed {
                 renewed = true
                 await tokens.invalidate(authorization, for: origin)
-                logger.info("push service refused the VAPID token; signing a new one", metadata: ["webpush.origin": .string(origin)])
+                context.logger.info("push service refused the VAPID token; signing a new one", metadata: ["webpush.origin": .string(origin)])
                 continue
             }
-            return WebPushOutcomeMapping.result(status: status, retryAfter: retryAfter)
+            return WebPushOutcomeMapping.result(status: status, retryAfter: retryAfter, now: context.clock.now())
         }
     }
 

@@ -23,7 +23,7 @@ import Testing
         let delivery = Delivery(
             notificationID: "n", installationID: "i", platform: .apns, pushChannel: .handle(device), format: .apple,
             payload: ByteBuffer(string: #"{"aps":{"alert":"secret text"}}"#), headers: [:])
-        _ = await unreachable.deliver([delivery])
+        _ = await unreachable.deliver([delivery], context: .standalone(logger: logger))
         await unreachable.shutdown()
 
         try await APNsHarness.with(tokenMaximumAge: 1) { hub in
@@ -34,7 +34,7 @@ import Testing
                     topic: APNsHarness.topic),
                 logger: logger)
             hub.emulator.expireProviderTokens(issuedAtOrBefore: Date().addingTimeInterval(3600))
-            _ = await adapter.deliver([delivery])
+            _ = await adapter.deliver([delivery], context: .standalone(logger: logger))
             await adapter.shutdown()
         }
         let lines = handler.entries

@@ -14,7 +14,7 @@ import Testing
 /// (or `$HUB_TEST_OUTPUT/console`).
 ///
 /// Needs Debian's `chromium` and `chromium-driver` (installed by `.ci/run`); without them the test fails.
-@Suite(.serialized, .timeLimit(.minutes(15))) struct ConsoleBrowserTests {
+@Suite(.serialized, .oneProcessSuiteAtATime, .timeLimit(.minutes(15))) struct ConsoleBrowserTests {
     static let keyName = "DefaultFullSharedAccessSignature"
     static let key = "console-test-key-0123456789abcdef"
     static let campaignDevices = 6000

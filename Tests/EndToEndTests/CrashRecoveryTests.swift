@@ -6,7 +6,7 @@ import Testing
 
 /// A hub process killed with SIGKILL in the middle of a fan-out is restarted and finishes it: every device gets the
 /// notification, and only pages that were in flight are sent twice: with one page in flight, at most one page.
-@Suite(.serialized, .timeLimit(.minutes(15))) struct CrashRecoveryTests {
+@Suite(.serialized, .oneProcessSuiteAtATime, .timeLimit(.minutes(15))) struct CrashRecoveryTests {
     static let devices = 20_000
     static let pageSize = 500
 
@@ -101,7 +101,8 @@ import Testing
         let received = apns.emulator.received.map(\.deviceToken)
         let distinct = Set(received)
         #expect(distinct.count == Self.devices, "every device receives the notification")
-        #expect(distinct == Set((0..<Self.devices).map(EmulatedAPNs.deviceToken)))
+        let missing = Set((0..<Self.devices).map(EmulatedAPNs.deviceToken)).subtracting(distinct)
+        #expect(missing.isEmpty, "\(missing.count) devices missed, e.g. \(missing.prefix(3))")
         let duplicates = received.count - distinct.count
         // Only the pages in flight at the crash repeat, plus what the logs explain: a lease lost on the loaded
         // machine repeats another window, a retried delivery may repeat once.

@@ -10,7 +10,7 @@ import FoundationNetworking
 
 /// Requests that once killed the hub process, sent with the Listen key (the key every app ships) to a real
 /// `hub serve`: each is a 4xx, and the process keeps serving.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct HostileClientProcessTests {
+@Suite(.serialized, .oneProcessSuiteAtATime, .timeLimit(.minutes(5))) struct HostileClientProcessTests {
     static let listenKey = "listen-key-of-the-app-0123456789"
 
     /// A SharedAccessSignature token for the Listen key, signed for the hub's URL.

@@ -13,7 +13,7 @@ import Testing
 /// through either node is delivered half by each, per-user sends are spread over both, and every device receives
 /// each notification once. A node stopped with SIGTERM hands its partitions back at once; a killed node's partitions
 /// are resumed by the other within the lease; a node cut off from the database stops and rejoins when it is back.
-@Suite(.serialized, .timeLimit(.minutes(20))) struct MultiNodeTests {
+@Suite(.serialized, .oneProcessSuiteAtATime, .timeLimit(.minutes(20))) struct MultiNodeTests {
     static let devices = 12_000
     static let users = 400
     static let key = "multi-node-key-0123456789"

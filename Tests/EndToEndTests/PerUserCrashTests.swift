@@ -11,7 +11,7 @@ import FoundationNetworking
 
 /// A hub killed with SIGKILL in the middle of a burst of per-user sends loses none of the sends it accepted, and
 /// repeats at most the notifications that were in flight.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct PerUserCrashTests {
+@Suite(.serialized, .oneProcessSuiteAtATime, .timeLimit(.minutes(10))) struct PerUserCrashTests {
     static let users = 1500
     static let sendKey = "per-user-crash-key-0123456789"
     static let parallelNotifications = 64

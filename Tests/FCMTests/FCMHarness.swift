@@ -117,10 +117,13 @@ struct FCMHarness: Sendable {
     }
 
     /// Delivers one payload straight through the adapter (to read a single result with its `retryAfter`).
-    func deliver(_ format: NotificationFormat, _ body: String, to token: String, with adapter: FCMAdapter? = nil) async -> DeliveryResult {
+    func deliver(
+        _ format: NotificationFormat, _ body: String, to token: String, with adapter: FCMAdapter? = nil,
+        logger: Logger = Logger(label: "fcm-test")
+    ) async -> DeliveryResult {
         let delivery = Delivery(
             notificationID: "n", installationID: nil, platform: format == .gcm ? .gcm : .fcmv1,
             pushChannel: .handle(token), format: format, payload: ByteBuffer(string: body), headers: [:])
-        return await (adapter ?? self.adapter).deliver([delivery])[0]
+        return await (adapter ?? self.adapter).deliver([delivery], context: .standalone(logger: logger))[0]
     }
 }

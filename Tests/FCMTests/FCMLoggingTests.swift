@@ -21,9 +21,9 @@ import Testing
                 logger: logger)
             let device = FCMHarness.token("secret-device")
             hub.emulator.unregister([device])
-            _ = await hub.deliver(.fcmv1, #"{"message":{"data":{"a":"1"}}}"#, to: device, with: adapter)
+            _ = await hub.deliver(.fcmv1, #"{"message":{"data":{"a":"1"}}}"#, to: device, with: adapter, logger: logger)
             hub.emulator.revokeAccessTokens()
-            _ = await hub.deliver(.fcmv1, #"{"message":{"data":{"a":"1"}}}"#, to: FCMHarness.token("b"), with: adapter)
+            _ = await hub.deliver(.fcmv1, #"{"message":{"data":{"a":"1"}}}"#, to: FCMHarness.token("b"), with: adapter, logger: logger)
             try await adapter.shutdown()
             // A rejected assertion is logged by its OAuth error only.
             let bad = try FCMAdapter(
@@ -31,7 +31,7 @@ import Testing
                 configuration: FCMAdapter.Configuration(
                     endpoint: "https://127.0.0.1:\(hub.ports.service)", caCertificatePEM: FCMHarness.tls.caCertificatePEM),
                 logger: logger)
-            _ = await hub.deliver(.fcmv1, #"{"message":{}}"#, to: device, with: bad)
+            _ = await hub.deliver(.fcmv1, #"{"message":{}}"#, to: device, with: bad, logger: logger)
             try await bad.shutdown()
 
             let lines = capture.entries

@@ -432,7 +432,7 @@ final class BrowserTestAdapter: PlatformAdapter {
 
     func secureAnnouncements(for request: SecureAnnouncementRequest) -> [SecurePushAnnouncement] { [] }
 
-    func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+    func deliver(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult] {
         deliveries.map { _ in .success }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOCore
 import NotificationHub
 import Synchronization
@@ -13,6 +14,9 @@ public final class RecordingAdapter: PlatformAdapter, Sendable {
         public var format: NotificationFormat
         public var attempt: Int
         public var headers: [String: String]
+        /// The `notification.id` of the call's logger, and the time left until its deadline when it was made.
+        public var loggedNotificationID: String?
+        public var remaining: Duration
     }
 
     public let descriptor: PlatformDescriptor
@@ -51,15 +55,18 @@ public final class RecordingAdapter: PlatformAdapter, Sendable {
         }
     }
 
-    public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
-        state.withLock { state in
+    public func deliver(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult] {
+        let logged = context.logger[metadataKey: "notification.id"].map { "\($0)" }
+        let remaining = context.remaining
+        return state.withLock { state in
             deliveries.map { delivery in
                 let handle = delivery.pushChannel.handle ?? ""
                 state.received.append(
                     Received(
                         installationID: delivery.installationID, handle: handle,
                         payload: String(buffer: delivery.payload), format: delivery.format, attempt: delivery.attempt,
-                        headers: Dictionary(delivery.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })))
+                        headers: Dictionary(delivery.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 }),
+                        loggedNotificationID: logged, remaining: remaining))
                 if var scripted = state.scripted[handle], !scripted.isEmpty {
                     let result = scripted.removeFirst()
                     state.scripted[handle] = scripted

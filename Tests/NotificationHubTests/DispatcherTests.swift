@@ -176,11 +176,19 @@ import Testing
                 _ = try await store.upsert(InstallationStoreTests.installation("down"))
                 adapter.script("dev-flaky", [DeliveryResult(.throttled, retryAfter: .milliseconds(20))])
                 adapter.script("dev-down", Array(repeating: DeliveryResult(.pnsUnavailable), count: 5))
-                let summary = try await dispatcher.dispatch(Notification(format: Self.format, body: "1", audience: .all))
+                let notification = Notification(format: Self.format, body: "1", audience: .all)
+                let summary = try await dispatcher.dispatch(notification)
                 #expect(summary.count(of: .success) == 1)
                 #expect(summary.count(of: .pnsUnavailable) == 1)
                 #expect(adapter.received.filter { $0.handle == "dev-flaky" }.map(\.attempt) == [1, 2])
                 #expect(adapter.received.filter { $0.handle == "dev-down" }.map(\.attempt) == [1, 2, 3])
+                // Every call's context names the notification; a first attempt has at least the adapter's own
+                // request time, a retry only what is left of the 30 s abandon window.
+                #expect(adapter.received.allSatisfy { $0.loggedNotificationID == notification.id })
+                let first = adapter.received.filter { $0.attempt == 1 }.map(\.remaining)
+                let retries = adapter.received.filter { $0.attempt > 1 }.map(\.remaining)
+                #expect(first.allSatisfy { $0 > .seconds(300) }, "\(first)")
+                #expect(retries.allSatisfy { $0 > .zero && $0 <= .seconds(30) }, "\(retries)")
             }
         }
     }

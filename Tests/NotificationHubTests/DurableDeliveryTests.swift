@@ -219,7 +219,7 @@ import Testing
         let state = Mutex((current: 0, peak: 0))
         func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {}
         func secureAnnouncements(for request: SecureAnnouncementRequest) -> [SecurePushAnnouncement] { [] }
-        func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+        func deliver(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult] {
             state.withLock { $0.current += 1; $0.peak = max($0.peak, $0.current) }
             try? await Task.sleep(for: .milliseconds(5))
             state.withLock { $0.current -= 1 }
@@ -284,6 +284,79 @@ import Testing
                 #expect(record?.startTime == due)
             }
             #expect(adapter.received.map(\.payload) == ["later"])
+        }
+    }
+
+    /// Claims a store's next work for `owner`, expecting some.
+    static func claimWork(_ store: SQLNotificationStore, owner: String, clock: ManualWallClock) async throws -> DeliveryWork {
+        let claims = try await store.claim(owner: owner, leaseSeconds: 5, now: clock.now(), partitions: 1, limit: 1)
+        guard case .work(let work)? = claims.first else { throw HubError(.conflict, "no work for \(owner): \(claims)") }
+        return work
+    }
+
+    @Test(arguments: TestBackend.all)
+    func onlyClaimsWithoutProgressCountTowardEndingAFanOut(backend: TestBackend) async throws {
+        try await backend.run {
+            let clock = ManualWallClock(Date(timeIntervalSince1970: 1_900_000_000))
+            let store = try await InstallationStoreTests.makeStore(clock: clock)
+            let notifications = SQLNotificationStore(database: store.database)
+            _ = try await store.upsert(InstallationStoreTests.installation("a"))
+            let notification = Notification(format: Self.format, body: "x", audience: .all)
+            _ = try await notifications.enqueue(notification, scheduledTime: nil, idempotencyKey: nil)
+            // Workers whose leases run out without a checkpoint: every claim counts.
+            for number in 1...3 {
+                #expect(try await Self.claimWork(notifications, owner: "w\(number)", clock: clock).claims == number)
+                clock.advance(by: 10)
+            }
+            // A worker that commits a checkpoint made progress: counting starts again at its claim.
+            let fourth = try await Self.claimWork(notifications, owner: "w4", clock: clock)
+            #expect(fourth.claims == 4)
+            let progress = DispatchCheckpoint(
+                summary: DispatchSummary(), failures: [], cursor: InstallationCursor(position: 1))
+            #expect(try await notifications.recordCheckpoint(id: notification.id, partition: fourth.partition, owner: "w4", progress))
+            clock.advance(by: 10)
+            #expect(try await Self.claimWork(notifications, owner: "w5", clock: clock).claims == 2)
+            try await store.database.close()
+        }
+    }
+
+    @Test(arguments: TestBackend.all)
+    func aPartitionClaimedTooOftenWithoutProgressIsEnded(backend: TestBackend) async throws {
+        try await backend.run {
+            let clock = ManualWallClock(Date(timeIntervalSince1970: 1_900_000_000))
+            let store = try await InstallationStoreTests.makeStore(clock: clock)
+            let notifications = SQLNotificationStore(database: store.database)
+            _ = try await store.upsert(InstallationStoreTests.installation("a"))
+            let adapter = RecordingAdapter()
+            var delivery = Self.configuration
+            delivery.leaseSeconds = 5
+            let hub = Hub(
+                configuration: HubConfiguration(name: "demo", delivery: delivery, adapters: try AdapterSet([adapter])),
+                installations: store, notifications: notifications,
+                secureNotifications: SQLSecureNotificationStore(database: store.database), database: store.database,
+                clock: clock, logger: Logger(label: "test"))
+            let notification = Notification(format: Self.format, body: "poison", audience: .all)
+            _ = try await notifications.enqueue(notification, scheduledTime: nil, idempotencyKey: nil)
+            // Five workers died holding it without committing anything.
+            for number in 1...Hub.maximumClaims {
+                _ = try await Self.claimWork(notifications, owner: "crashed-\(number)", clock: clock)
+                clock.advance(by: 10)
+            }
+            // The sixth claim, the hub's own, ends it instead of trying again.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await hub.run() }
+                var record: NotificationRecord?
+                let deadline = ContinuousClock.now + .seconds(60)
+                while ContinuousClock.now < deadline {
+                    record = try await notifications.record(id: notification.id)
+                    if record?.state.isFinal == true { break }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                group.cancelAll()
+                #expect(record?.state == .abandoned)
+                #expect(record?.reason?.contains("claimed 6 times without progress") == true, "\(String(describing: record?.reason))")
+            }
+            #expect(adapter.received.isEmpty)
         }
     }
 

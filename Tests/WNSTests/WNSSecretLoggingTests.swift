@@ -31,10 +31,10 @@ import WNS
         let delivery = Delivery(
             notificationID: "n", installationID: "i", platform: .wns, pushChannel: .handle(uri), format: .windows,
             payload: .init(string: Payloads.toast), headers: [:])
-        #expect(await good.deliver([delivery]) == [.success])
+        #expect(await good.deliver([delivery], context: .standalone(logger: logger)) == [.success])
         emulator.expireAllTokens()
-        #expect(await good.deliver([delivery]) == [.success])
-        let failed = await bad.deliver([delivery])
+        #expect(await good.deliver([delivery], context: .standalone(logger: logger)) == [.success])
+        let failed = await bad.deliver([delivery], context: .standalone(logger: logger))
         #expect(failed.map(\.outcome) == [.invalidCredentials])
         try await good.shutdown()
         try await bad.shutdown()

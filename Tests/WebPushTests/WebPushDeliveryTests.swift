@@ -141,8 +141,11 @@ import WebPush
             let subscription = hub.emulator.createSubscription()
             hub.emulator.script(subscription.id, [.init(status: 401), .init(status: 401)])
             let payload = "payload-7f3a9c"
-            #expect(await hub.deliver(payload, to: subscription.pushChannel, with: adapter).outcome == .invalidCredentials)
-            #expect(await hub.deliver(payload, to: subscription.pushChannel, with: adapter) == .success)
+            let logger = logs.logger("webpush-call")
+            #expect(
+                await hub.deliver(payload, to: subscription.pushChannel, with: adapter, logger: logger).outcome
+                    == .invalidCredentials)
+            #expect(await hub.deliver(payload, to: subscription.pushChannel, with: adapter, logger: logger) == .success)
             let text = logs.text
             #expect(!text.isEmpty)
             for secret in [

@@ -103,11 +103,12 @@ struct WebPushHarness: Sendable {
 
     /// Delivers one payload straight through an adapter, to read a single result.
     func deliver(
-        _ body: String, to channel: PushChannel, headers: NotificationHeaders = [:], with adapter: WebPushAdapter? = nil
+        _ body: String, to channel: PushChannel, headers: NotificationHeaders = [:], with adapter: WebPushAdapter? = nil,
+        logger: Logger = WebPushHarness.logger
     ) async -> DeliveryResult {
         let delivery = Delivery(
             notificationID: "n", installationID: nil, platform: .browser, pushChannel: channel, format: .browser,
             payload: ByteBuffer(string: body), headers: headers)
-        return await (adapter ?? self.adapter).deliver([delivery])[0]
+        return await (adapter ?? self.adapter).deliver([delivery], context: .standalone(logger: logger))[0]
     }
 }

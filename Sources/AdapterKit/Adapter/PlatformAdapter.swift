@@ -54,8 +54,9 @@ public protocol PlatformAdapter: Service {
     /// Checks a notification at send time (format, headers, size), before the hub accepts it.
     func validate(notification: NotificationContent) throws(HubError)
 
-    /// Delivers a batch; returns one result per delivery, in the same order.
-    func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult]
+    /// Delivers a batch; returns one result per delivery, in the same order. `context` carries the call's logger
+    /// (with `notification.id`), the fan-out's deadline, which bounds every request the adapter makes, and the clock.
+    func deliver(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult]
 
     /// The id-only pushes that announce a secure notification to this adapter's devices, one per format whose
     /// devices should hear of it (usually one per platform). The payload itself never travels; the app fetches it
@@ -86,6 +87,11 @@ extension PlatformAdapter {
     /// Sets `ServiceBusNotification-Expiry` to the rendered expiry.
     public func applyTemplateExpiry(_ expiry: String, to headers: inout NotificationHeaders) {
         headers[NotificationHeaders.expiry] = expiry
+    }
+
+    /// Delivers a batch outside a fan-out (tools, tests), with a standalone context of a minute.
+    public func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+        await deliver(deliveries, context: .standalone())
     }
 
     /// Waits for graceful shutdown; adapters that own connections implement their own `run()`.

@@ -74,6 +74,7 @@ public struct Dispatcher: Sendable {
             ? try TemplateProperties(json: JSONValue(parsingBody: notification.body.readableBytesView)) : nil
         var total = DispatchSummary()
         let calls = AsyncSemaphore(permits: configuration.concurrency)
+        let context = callContext(for: notification, deadline: deadline)
 
         try await withThrowingTaskGroup(of: PageResult.self) { group in
             var inFlight = 0
@@ -111,7 +112,7 @@ public struct Dispatcher: Sendable {
                 let budget = limits.deliveriesInFlight
                 await budget.acquire(deliveries.count)
                 group.addTask {
-                    let result = await deliver(page: page, deliveries, calls: calls, deadline: deadline)
+                    let result = await deliver(page: page, deliveries, calls: calls, context: context)
                     budget.release(deliveries.count)
                     return result
                 }
@@ -160,7 +161,7 @@ public struct Dispatcher: Sendable {
 
     /// Delivers one page's deliveries in batches per platform, concurrently within the configured limit.
     func deliver(
-        page: PageResult, _ deliveries: [Delivery], calls: AsyncSemaphore, deadline: ContinuousClock.Instant
+        page: PageResult, _ deliveries: [Delivery], calls: AsyncSemaphore, context: DeliveryContext
     ) async -> PageResult {
         var byPlatform: [Platform: [Delivery]] = [:]
         for delivery in deliveries { byPlatform[delivery.platform, default: []].append(delivery) }
@@ -172,7 +173,7 @@ public struct Dispatcher: Sendable {
         }
         return await withTaskGroup(of: PageResult.self) { group in
             for batch in batches {
-                group.addTask { await deliver(batch, calls: calls, deadline: deadline) }
+                group.addTask { await deliver(batch, calls: calls, context: context) }
             }
             var result = page
             for await done in group { result.merge(done) }
@@ -237,7 +238,8 @@ public struct Dispatcher: Sendable {
     /// Delivers one batch, retrying retryable outcomes until they succeed, attempts run out, or the deadline
     /// passes; then applies expired-channel feedback. Only adapter calls take a concurrency permit: a batch waiting
     /// to retry does not hold up other batches.
-    func deliver(_ batch: Batch, calls: AsyncSemaphore, deadline: ContinuousClock.Instant) async -> PageResult {
+    func deliver(_ batch: Batch, calls: AsyncSemaphore, context: DeliveryContext) async -> PageResult {
+        let deadline = context.deadline
         var result = PageResult(index: -1, end: nil)
         func fail(_ delivery: Delivery, _ outcome: Outcome, reason: String?) {
             result.summary.record(outcome, platform: batch.platform)
@@ -254,11 +256,15 @@ public struct Dispatcher: Sendable {
         var attempt = 1
         while !pending.isEmpty {
             await limits.rate?.reserve(pending.count)
+            // The first attempt is always made with the adapter's own request timeout; retries are bounded by the
+            // abandon window.
+            var call = context
+            if attempt == 1 { call.deadline = max(deadline, .now + Self.firstAttemptAllowance) }
             let results = await calls.withPermit {
                 if let platformCalls = limits.platformCalls[batch.platform] {
-                    return await platformCalls.withPermit { await adapter.deliver(pending) }
+                    return await platformCalls.withPermit { await adapter.deliver(pending, context: call) }
                 }
-                return await adapter.deliver(pending)
+                return await adapter.deliver(pending, context: call)
             }
             var retry: [Delivery] = []
             var retryReason: String?
@@ -299,7 +305,7 @@ public struct Dispatcher: Sendable {
                     "delivery.attempt": "\(attempt + 1)", "delivery.reason": .string(retryReason ?? ""),
                     "delivery.waitSeconds": "\(wait.components.seconds)",
                 ])
-            if ContinuousClock.now + wait > deadline {
+            if .now + wait > deadline {
                 for delivery in retry { fail(delivery, .abandoned, reason: "retries did not succeed within the abandon window") }
                 break
             }
@@ -313,6 +319,16 @@ public struct Dispatcher: Sendable {
             attempt += 1
         }
         return result
+    }
+
+    /// A first attempt's deadline is at least this far away: longer than any adapter's request timeout.
+    static let firstAttemptAllowance = Duration.seconds(600)
+
+    /// The context of adapter calls for `notification`: a logger naming it, the deadline, the hub's clock.
+    func callContext(for notification: Notification, deadline: ContinuousClock.Instant) -> DeliveryContext {
+        var callLogger = logger
+        callLogger[metadataKey: "notification.id"] = .string(notification.id)
+        return DeliveryContext(logger: callLogger, deadline: deadline, clock: clock)
     }
 
     /// Exponential backoff with full jitter between half and all of the step.
@@ -362,10 +378,11 @@ extension Dispatcher {
         }
         var byPlatform: [Platform: [Delivery]] = [:]
         for delivery in deliveries { byPlatform[delivery.platform, default: []].append(delivery) }
+        let context = callContext(for: notification, deadline: .now + Self.firstAttemptAllowance)
         for (platform, group) in byPlatform.sorted(by: { $0.key < $1.key }) {
             let outcomes: [DeliveryResult]
             if let adapter = adapters.adapter(for: platform) {
-                outcomes = await adapter.deliver(group)
+                outcomes = await adapter.deliver(group, context: context)
             } else {
                 outcomes = []
             }

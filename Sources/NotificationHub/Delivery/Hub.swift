@@ -404,9 +404,10 @@ public final class Hub: Service, Sendable {
         return (summary, last.value)
     }
 
-    /// Claims of one partition after which a fan-out that keeps failing (a crash, an error on every attempt) is
-    /// ended instead of retried forever. Leases handed back at shutdown do not count.
-    static let maximumClaims = 5
+    /// Claims of one partition without progress (no checkpoint committed since) after which a fan-out that keeps
+    /// failing (a crash, an error on every attempt) is ended instead of retried forever. Leases handed back at
+    /// shutdown do not count.
+    public static let maximumClaims = 5
 
     /// Logs and counts a notification the worker ended without delivering it.
     func recordEnded(id: String, reason: String, kind: String) {
@@ -436,7 +437,8 @@ public final class Hub: Service, Sendable {
         logger[metadataKey: "notification.partition"] = "\(partition)"
         if work.claims > Self.maximumClaims {
             await end(
-                id, reason: "partition \(partition) was claimed \(work.claims) times without finishing; ended so the queue moves on",
+                id,
+                reason: "partition \(partition) was claimed \(work.claims) times without progress; ended so the queue moves on",
                 kind: "repeatedFailure")
             return
         }

@@ -357,13 +357,17 @@ public final class SQLNotificationStore: NotificationStore {
 
     /// Records a checkpoint inside a transaction: moves the partition's cursor, adds the counts, appends the failures
     /// and applies the expired channels. `false` (nothing recorded) when `owner` no longer holds the lease.
+    ///
+    /// A checkpoint is progress, so the partition's claim count starts again at the claim that made it: only claims
+    /// that end without progress (a crash, an error on every attempt) count toward ``Hub/maximumClaims``, and a
+    /// fan-out whose leases keep running out on a slow machine is resumed, not ended.
     static func checkpoint(
         _ id: String, _ partition: Int, _ owner: String, _ checkpoint: DispatchCheckpoint, forUpdate: String,
         on connection: any SQLExecutor
     ) async throws -> Bool {
         let held = try await connection.query(
             """
-            UPDATE notification_partitions SET cursor = COALESCE(?, cursor)
+            UPDATE notification_partitions SET cursor = COALESCE(?, cursor), claims = 1
             WHERE notification_id = ? AND partition = ? AND lease_owner = ? AND state = 'Processing'
             RETURNING partition
             """,
