@@ -1,6 +1,11 @@
 // WNS delivery benchmark: the real WNS adapter, Dispatcher and SQLite store against the in-process WNS emulator.
 //
-//   swift run -c release WNSDelivery --devices 10000 [--connections 16] [--in-flight 256] [--type toast|raw] [--rounds 3]
+//   swift run -c release WNSDelivery --devices 10000 [--connections N] [--in-flight N] [--type toast|raw] [--rounds 3]
+//                                    [--latency-ms 50]
+//
+// Without --connections and --in-flight the adapter's defaults are used. With --latency-ms the rounds run with the
+// emulator answering at once and then with that latency added to every answer, and the ratio of the medians is
+// printed (`wns.latency<L>.ofZero`).
 //
 // Prints deliveries/s per round (the first round includes the token request and opening connections) and the number
 // of token requests the adapter made.
@@ -27,8 +32,10 @@ func stringOption(_ name: String, _ fallback: String) -> String {
 }
 
 let devices = option("--devices", 10_000)
-let connections = option("--connections", 16)
-let inFlight = option("--in-flight", 256)
+let defaults = WNSConfiguration(packageSID: "ms-app://s-1-15-2-bench", clientSecret: "bench-secret")
+let connections = option("--connections", defaults.maximumConnections)
+let inFlight = option("--in-flight", defaults.maximumConcurrentRequests)
+let latency = option("--latency-ms", 0)
 let rounds = option("--rounds", 3)
 let type = stringOption("--type", "toast")
 
@@ -74,17 +81,29 @@ if type == "raw" {
 }
 
 print("WNS delivery: \(devices) channels, \(type), \(connections) connections, \(inFlight) requests in flight")
-for round in 1...rounds {
-    let notification = Notification(format: .windows, body: body, headers: headers, audience: .tags(.tag("all")))
-    try adapter.validate(notification: notification)
-    let started = ContinuousClock.now
-    let summary = try await dispatcher.dispatch(notification)
-    let elapsed = ContinuousClock.now - started
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    let successes = summary.count(of: .success)
-    print(
-        "round \(round): \(successes)/\(devices) Success in \(String(format: "%.3f", seconds)) s = "
-            + "\(String(format: "%.0f", Double(successes) / seconds)) deliveries/s")
+var medians: [Int: Double] = [:]
+for added in latency > 0 ? [0, latency] : [0] {
+    emulator.recorder.faults = FaultInjection(latency: .milliseconds(added))
+    var rates: [Double] = []
+    for round in 1...rounds {
+        let notification = Notification(format: .windows, body: body, headers: headers, audience: .tags(.tag("all")))
+        try adapter.validate(notification: notification)
+        let started = ContinuousClock.now
+        let summary = try await dispatcher.dispatch(notification)
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let successes = summary.count(of: .success)
+        rates.append(Double(successes) / seconds)
+        print(
+            "latency \(added) ms, round \(round): \(successes)/\(devices) Success in \(String(format: "%.3f", seconds)) s = "
+                + "\(String(format: "%.0f", Double(successes) / seconds)) deliveries/s")
+    }
+    rates.sort()
+    medians[added] = rates[rates.count / 2]
+    print("wns.deliveries.\(devices).latency\(added).median: \(Int(rates[rates.count / 2])) deliveries/s")
+}
+if latency > 0, let zero = medians[0], let slow = medians[latency] {
+    print("wns.latency\(latency).ofZero: \(String(format: "%.1f", 100 * slow / zero)) %")
 }
 print("token requests: adapter \(await adapter.tokenRequestCount), emulator \(emulator.tokenRequestCount)")
 print("emulator accepted \(emulator.recorder.acceptedCount), violations \(emulator.recorder.violations.count), TLS connections \(emulator.connectionCount)")

@@ -36,8 +36,8 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         /// Creates settings; the defaults suit Google's production endpoint.
         public init(
             endpoint: String = "https://fcm.googleapis.com", caCertificatePEM: String? = nil,
-            maximumConcurrentRequests: Int = 200, requestTimeout: Duration = .seconds(30),
-            tokenRenewalMargin: Duration = .seconds(300), connectTimeout: Duration = .seconds(10), connections: Int = 2
+            maximumConcurrentRequests: Int = 1000, requestTimeout: Duration = .seconds(30),
+            tokenRenewalMargin: Duration = .seconds(300), connectTimeout: Duration = .seconds(10), connections: Int = 16
         ) {
             self.connections = connections
             self.connectTimeout = connectTimeout

@@ -12,8 +12,8 @@ import NIOSSL
 ///     tokenEndpoint: https://login.live.com/accesstoken.srf   # default
 ///     caCertificate: .emulator/emulator-ca.pem                # extra CA to trust (emulator only)
 ///     allowedChannelHosts: ["127.0.0.1:4445"]                 # besides *.notify.windows.com
-///     maximumConnections: 16                                  # per channel host
-///     maximumConcurrentRequests: 256
+///     maximumConnections: 1000                                # per channel host
+///     maximumConcurrentRequests: 1000
 ///     requestTimeoutSeconds: 30
 /// ```
 public struct WNSAdapterFactory: PlatformAdapterFactory {
@@ -34,8 +34,8 @@ public struct WNSAdapterFactory: PlatformAdapterFactory {
         for host in allowedHosts where host.isEmpty || host.contains("/") {
             configuration.child("allowedChannelHosts").report("'\(host)' is not a host or host:port")
         }
-        let maximumConnections = configuration.integer("maximumConnections", default: 16, in: 1...1024)
-        let maximumConcurrentRequests = configuration.integer("maximumConcurrentRequests", default: 256, in: 1...100_000)
+        let maximumConnections = configuration.integer("maximumConnections", default: 1000, in: 1...10_000)
+        let maximumConcurrentRequests = configuration.integer("maximumConcurrentRequests", default: 1000, in: 1...100_000)
         let timeout = configuration.seconds("requestTimeoutSeconds", default: 30, in: 0.1...600)
         guard let packageSID, let clientSecret else { return nil }
         return WNSAdapter(
