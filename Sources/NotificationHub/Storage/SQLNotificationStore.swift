@@ -29,17 +29,7 @@ public final class SQLNotificationStore: NotificationStore {
         completions = (0..<lanes).map { _ in
             WriteCombiner { batch in
                 try await database.transaction { connection in
-                    var results: [NotificationState?] = []
-                    for item in batch {
-                        guard try await Self.checkpoint(item.id, item.partition, item.owner, item.checkpoint, forUpdate: forUpdate, on: connection)
-                        else {
-                            results.append(nil)
-                            continue
-                        }
-                        let final = try await Self.finish(item.id, item.partition, item.owner, item.time, forUpdate: forUpdate, on: connection)
-                        results.append(final ?? .processing)
-                    }
-                    return results
+                    try await Self.complete(batch, forUpdate: forUpdate, on: connection)
                 }
             }
         }
@@ -61,6 +51,116 @@ public final class SQLNotificationStore: NotificationStore {
         return try await lane.submit(Completion(id: id, partition: partition, owner: owner, checkpoint: checkpoint, time: now))
     }
 
+    /// Completes partitions inside a transaction with a few statements for the whole batch, however many small
+    /// notifications it holds: the partitions still held are marked done with one statement, their notifications'
+    /// counts read (and locked, in id order) with one, what remains of each counted with one, then each
+    /// notification's counts and, when its last partition is done, its final state are written with one statement
+    /// per notification; failures go in with one multi-row statement. Returns, per item, `nil` when its owner no
+    /// longer held the lease (nothing of it is recorded), the notification's final state for the item that finished
+    /// it, or `.processing`.
+    static func complete(
+        _ batch: [Completion], forUpdate: String, on connection: any SQLExecutor
+    ) async throws -> [NotificationState?] {
+        guard !batch.isEmpty else { return [] }
+        var binds: [SQLValue] = []
+        binds.reserveCapacity(batch.count * 3)
+        for item in batch { binds += [.text(item.id), .integer(item.partition), .text(item.owner)] }
+        let doneRows = try await connection.query(
+            """
+            UPDATE notification_partitions SET state = 'Done', lease_owner = NULL, lease_expires = NULL
+            WHERE state = 'Processing' AND (notification_id, partition, lease_owner) IN (
+                VALUES \(Array(repeating: "(?, ?, ?)", count: batch.count).joined(separator: ", ")))
+            RETURNING notification_id, partition
+            """,
+            binds)
+        struct Key: Hashable {
+            var id: String
+            var partition: Int
+        }
+        let done = Set(doneRows.compactMap { row in row.string("notification_id").map { Key(id: $0, partition: row.int("partition") ?? -1) } })
+        let held = batch.indices.filter { done.contains(Key(id: batch[$0].id, partition: batch[$0].partition)) }
+        var results = [NotificationState?](repeating: nil, count: batch.count)
+        guard !held.isEmpty else { return results }
+
+        let ids = Array(Set(held.map { batch[$0].id })).sorted()
+        let marks = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+        let idBinds = ids.map { SQLValue.text($0) }
+        var summaries: [String: DispatchSummary] = [:]
+        for row in try await connection.query(
+            "SELECT id, counts FROM notifications WHERE id IN (\(marks)) ORDER BY id\(forUpdate)", idBinds)
+        {
+            guard let id = row.string("id") else { continue }
+            summaries[id] = try Self.decodeSummary(row.string("counts") ?? "{}")
+        }
+        var remaining: [String: Int] = [:]
+        for row in try await connection.query(
+            """
+            SELECT notification_id, COUNT(*) AS n FROM notification_partitions
+            WHERE notification_id IN (\(marks)) AND state <> 'Done' GROUP BY notification_id
+            """, idBinds)
+        {
+            if let id = row.string("notification_id") { remaining[id] = row.int("n") ?? 0 }
+        }
+        var failures: [(String, DeliveryFailure)] = []
+        var lastItem: [String: Int] = [:]
+        for index in held {
+            let item = batch[index]
+            summaries[item.id, default: DispatchSummary()].merge(item.checkpoint.summary)
+            failures += item.checkpoint.failures.map { (item.id, $0) }
+            lastItem[item.id] = index
+            results[index] = .processing
+        }
+        for id in ids {
+            guard let summary = summaries[id], let index = lastItem[id] else { continue }
+            let counts = SQLValue.text(try Self.encode(summary))
+            guard remaining[id, default: 0] == 0 else {
+                _ = try await connection.query("UPDATE notifications SET counts = ? WHERE id = ?", [counts, .text(id)])
+                continue
+            }
+            let state: NotificationState =
+                summary.total == 0 ? .noTargetFound : summary.count(of: .abandoned) == summary.total ? .abandoned : .completed
+            let finished = try await connection.query(
+                """
+                UPDATE notifications SET counts = ?,
+                    state = CASE WHEN state = 'Processing' THEN ? ELSE state END,
+                    end_time = CASE WHEN state = 'Processing' THEN ? ELSE end_time END
+                WHERE id = ? RETURNING state
+                """,
+                [counts, .text(state.name), .float(batch[index].time.timeIntervalSince1970), .text(id)])
+            // The item that finished the notification reports its final state (one that ended otherwise, e.g.
+            // cancelled, reports that).
+            results[index] = finished.first?.string("state").map(NotificationState.init) ?? state
+        }
+        try await Self.insertFailures(failures, on: connection)
+        // Expired channels are applied in the same transaction as the counts that include them.
+        for index in held {
+            for mark in batch[index].checkpoint.expiredChannels { _ = try await SQLInstallationStore.apply(mark, on: connection) }
+        }
+        return results
+    }
+
+    /// Appends failures (of one or several notifications) with multi-row statements.
+    static func insertFailures(_ failures: [(notificationID: String, failure: DeliveryFailure)], on connection: any SQLExecutor) async throws {
+        for chunk in stride(from: 0, to: failures.count, by: 100) {
+            let slice = failures[chunk..<min(chunk + 100, failures.count)]
+            var binds: [SQLValue] = []
+            binds.reserveCapacity(slice.count * 7)
+            for (id, failure) in slice {
+                binds += [
+                    .text(id), .float(failure.time.timeIntervalSince1970), .text(failure.platform.name),
+                    .text(failure.outcome.name), failure.reason.map { .text($0) } ?? .null,
+                    failure.installationID.map { .text($0) } ?? .null, .text(failure.handle),
+                ]
+            }
+            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: slice.count).joined(separator: ", ")
+            _ = try await connection.query(
+                """
+                INSERT INTO notification_failures (notification_id, time, platform, outcome, reason, installation_id, handle)
+                VALUES \(values)
+                """, binds)
+        }
+    }
+
     public func claim(_ request: ClaimRequest) async throws -> [Claim] {
         try await database.transaction { connection in
             let time = request.now.timeIntervalSince1970
@@ -72,10 +172,25 @@ public final class SQLNotificationStore: NotificationStore {
             let limit = (request.limit + nodes - 1) / nodes
             var claims: [Claim] = []
             var opened = false
-            while claims.count < limit,
-                let claim = try await self.claimOne(request, nodes: nodes, opened: &opened, on: connection)
-            {
-                claims.append(claim)
+            // Open partitions first (a split notification's, or a dead worker's), one at a time; then a batch of
+            // due notifications with one statement. A notification split in that batch leaves partitions open,
+            // which the next round may take within this owner's share.
+            var lookForOpen = true
+            while claims.count < limit {
+                if lookForOpen, let claim = try await self.claimOpen(request, nodes: nodes, on: connection) {
+                    claims.append(claim)
+                    continue
+                }
+                lookForOpen = false
+                var split = false
+                let due = try await self.claimDue(
+                    request, nodes: nodes, limit: limit - claims.count, opened: &split, on: connection)
+                if due.isEmpty { break }
+                claims += due
+                if split {
+                    opened = true
+                    lookForOpen = true
+                }
             }
             // Partitions left open for the other nodes: they learn of them when this transaction commits.
             if opened && nodes > 1 { try await self.database.notifyWork(from: request.owner, on: connection) }
@@ -164,11 +279,10 @@ public final class SQLNotificationStore: NotificationStore {
     var skipLocked: String { database.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : "" }
     var forUpdate: String { database.dialect == .postgres ? " FOR UPDATE" : "" }
 
-    /// One claim inside a transaction. `nodes` is the number of live nodes; `opened` is set when a notification was
-    /// split into partitions that other workers may take.
-    func claimOne(
-        _ request: ClaimRequest, nodes: Int, opened: inout Bool, on connection: any SQLExecutor
-    ) async throws -> Claim? {
+    /// Claims one open partition inside a transaction: one nobody holds (not started yet, or left by a worker whose
+    /// lease expired) of a notification of which this owner holds less than its fair share. `nodes` is the number
+    /// of live nodes.
+    func claimOpen(_ request: ClaimRequest, nodes: Int, on connection: any SQLExecutor) async throws -> Claim? {
         let owner = request.owner
         let time = request.now.timeIntervalSince1970
         let lease = time + request.leaseSeconds
@@ -208,31 +322,91 @@ public final class SQLNotificationStore: NotificationStore {
                     cursor: row.int64("cursor").map(InstallationCursor.init(position:)),
                     claims: row.int("claims") ?? 1))
         }
-        // Otherwise the next due notification, split into partitions: a scheduled one whose time has come, else
-        // the oldest enqueued one. Each is the first row of an index range, so a backlog costs nothing here.
+        return nil
+    }
+
+    /// Claims up to `limit` due notifications inside a transaction with one statement per kind: scheduled ones whose
+    /// time has come, then the oldest enqueued ones (each the first rows of an index range, so a backlog costs
+    /// nothing here). Each is split into partitions when its audience is large enough, the first partition being
+    /// this owner's; the partitions of unsplit notifications are written with one statement. `opened` is set when a
+    /// split left partitions open.
+    func claimDue(
+        _ request: ClaimRequest, nodes: Int, limit: Int, opened: inout Bool, on connection: any SQLExecutor
+    ) async throws -> [Claim] {
+        let time = request.now.timeIntervalSince1970
         var due: [SQLRow] = []
         for (condition, order, binds) in [
             ("state = 'Scheduled' AND scheduled_time <= ?", "scheduled_time", [SQLValue.float(time)]),
             ("state = 'Enqueued'", "enqueue_time", []),
-        ] where due.isEmpty {
-            due = try await connection.query(
+        ] where due.count < limit {
+            let rows = try await connection.query(
                 """
                 UPDATE notifications SET state = 'Processing', start_time = COALESCE(start_time, ?)
-                WHERE id = (
+                WHERE id IN (
                     SELECT id FROM notifications WHERE \(condition)
-                    ORDER BY state, \(order) LIMIT 1\(skipLocked))
+                    ORDER BY state, \(order) LIMIT ?\(skipLocked))
                 RETURNING \(Self.columns)
                 """,
-                [.float(time)] + binds)
+                [.float(time)] + binds + [.integer(limit - due.count)])
+            // RETURNING gives no order: oldest first, as they were queued.
+            due += rows.sorted {
+                ($0.double("scheduled_time") ?? $0.double("enqueue_time") ?? 0, $0.string("id") ?? "")
+                    < ($1.double("scheduled_time") ?? $1.double("enqueue_time") ?? 0, $1.string("id") ?? "")
+            }
         }
-        guard let row = due.first else { return nil }
-        let record: NotificationRecord
-        do {
-            record = try Self.decode(row)
-        } catch {
-            guard let id = row.string("id") else { throw error }
-            return try await Self.end(id: id, reason: Self.unreadable(error), time: time, on: connection)
+        var claims: [Claim] = []
+        var single: [SQLValue] = []
+        for row in due {
+            let record: NotificationRecord
+            do {
+                record = try Self.decode(row)
+            } catch {
+                guard let id = row.string("id") else { throw error }
+                claims.append(try await Self.end(id: id, reason: Self.unreadable(error), time: time, on: connection))
+                continue
+            }
+            let work = try await split(record, request, nodes: nodes, opened: &opened, on: connection)
+            if work.upperBound == nil && work.lowerBound == nil {
+                single += Self.partitionRow(record.notification.id, 0, (nil, nil), owner: request.owner, lease: time + request.leaseSeconds)
+            }
+            claims.append(.work(work))
         }
+        for start in stride(from: 0, to: single.count, by: 8 * 100) {
+            let chunk = Array(single[start..<min(start + 8 * 100, single.count)])
+            try await Self.insertPartitions(chunk, rows: chunk.count / 8, on: connection)
+        }
+        return claims
+    }
+
+    /// One `notification_partitions` row's values: the first partition is `owner`'s, the others are open.
+    static func partitionRow(
+        _ id: String, _ index: Int, _ bound: (lower: Int64?, upper: Int64?), owner: String, lease: Double
+    ) -> [SQLValue] {
+        [
+            .text(id), .integer(index),
+            bound.lower.map { .integer(Int($0)) } ?? .null, bound.upper.map { .integer(Int($0)) } ?? .null,
+            .text(index == 0 ? "Processing" : "Pending"), index == 0 ? .text(owner) : .null,
+            index == 0 ? .float(lease) : .null, .integer(index == 0 ? 1 : 0),
+        ]
+    }
+
+    static func insertPartitions(_ binds: [SQLValue], rows: Int, on connection: any SQLExecutor) async throws {
+        guard rows > 0 else { return }
+        _ = try await connection.query(
+            """
+            INSERT INTO notification_partitions
+                (notification_id, partition, lower_bound, upper_bound, state, lease_owner, lease_expires, claims)
+            VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", "))
+            """,
+            binds)
+    }
+
+    /// A newly claimed notification's first partition, splitting it by installation position when its audience is
+    /// larger than ``ClaimRequest/splitAbove`` (its partitions are written here). The partition of an unsplit
+    /// notification (no bounds) is left for the caller to write.
+    func split(
+        _ record: NotificationRecord, _ request: ClaimRequest, nodes: Int, opened: inout Bool, on connection: any SQLExecutor
+    ) async throws -> DeliveryWork {
         let partitions = min(max(request.partitionsPerNode, 1) * nodes, Self.maximumPartitions)
         var bounds: [(lower: Int64?, upper: Int64?)] = [(nil, nil)]
         if partitions > 1, try await Self.audience(of: record.notification, exceeds: request.splitAbove, on: connection) {
@@ -247,29 +421,20 @@ public final class SQLNotificationStore: NotificationStore {
                 }
             }
         }
-        // One statement for every partition: the first is this owner's, the others are open.
-        var binds: [SQLValue] = []
-        binds.reserveCapacity(bounds.count * 8)
-        for (index, bound) in bounds.enumerated() {
-            binds += [
-                .text(record.notification.id), .integer(index),
-                bound.lower.map { .integer(Int($0)) } ?? .null, bound.upper.map { .integer(Int($0)) } ?? .null,
-                .text(index == 0 ? "Processing" : "Pending"), index == 0 ? .text(owner) : .null,
-                index == 0 ? .float(lease) : .null, .integer(index == 0 ? 1 : 0),
-            ]
+        if bounds.count > 1 {
+            // One statement for every partition: the first is this owner's, the others are open.
+            var binds: [SQLValue] = []
+            binds.reserveCapacity(bounds.count * 8)
+            for (index, bound) in bounds.enumerated() {
+                binds += Self.partitionRow(
+                    record.notification.id, index, bound, owner: request.owner, lease: request.now.timeIntervalSince1970 + request.leaseSeconds)
+            }
+            try await Self.insertPartitions(binds, rows: bounds.count, on: connection)
+            opened = true
         }
-        _ = try await connection.query(
-            """
-            INSERT INTO notification_partitions
-                (notification_id, partition, lower_bound, upper_bound, state, lease_owner, lease_expires, claims)
-            VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: bounds.count).joined(separator: ", "))
-            """,
-            binds)
-        if bounds.count > 1 { opened = true }
-        return .work(
-            DeliveryWork(
-                record: record, partition: 0, lowerBound: bounds[0].lower.map(InstallationCursor.init(position:)),
-                upperBound: bounds[0].upper.map(InstallationCursor.init(position:)), cursor: nil, claims: 1))
+        return DeliveryWork(
+            record: record, partition: 0, lowerBound: bounds[0].lower.map(InstallationCursor.init(position:)),
+            upperBound: bounds[0].upper.map(InstallationCursor.init(position:)), cursor: nil, claims: 1)
     }
 
     /// Partitions of one notification at most.
@@ -379,24 +544,7 @@ public final class SQLNotificationStore: NotificationStore {
         summary.merge(checkpoint.summary)
         _ = try await connection.query(
             "UPDATE notifications SET counts = ? WHERE id = ?", [.text(try Self.encode(summary)), .text(id)])
-        for chunk in stride(from: 0, to: checkpoint.failures.count, by: 100) {
-            let slice = checkpoint.failures[chunk..<min(chunk + 100, checkpoint.failures.count)]
-            var binds: [SQLValue] = []
-            binds.reserveCapacity(slice.count * 7)
-            for failure in slice {
-                binds += [
-                    .text(id), .float(failure.time.timeIntervalSince1970), .text(failure.platform.name),
-                    .text(failure.outcome.name), failure.reason.map { .text($0) } ?? .null,
-                    failure.installationID.map { .text($0) } ?? .null, .text(failure.handle),
-                ]
-            }
-            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: slice.count).joined(separator: ", ")
-            _ = try await connection.query(
-                """
-                INSERT INTO notification_failures (notification_id, time, platform, outcome, reason, installation_id, handle)
-                VALUES \(values)
-                """, binds)
-        }
+        try await insertFailures(checkpoint.failures.map { (id, $0) }, on: connection)
         // Expired channels are applied in the same transaction as the counts that include them.
         for mark in checkpoint.expiredChannels { _ = try await SQLInstallationStore.apply(mark, on: connection) }
         return true
