@@ -22,6 +22,9 @@ public struct ConfigurationReloader: Service {
     let pollInterval: Duration
     let signals: Bool
     let logger: Logger
+    /// The watched files' hashes when the reloader was made (right after the configuration was read), so that a
+    /// change made before it runs is not missed.
+    let initialHashes: [String: String?]
 
     /// Creates the service.
     ///
@@ -40,6 +43,7 @@ public struct ConfigurationReloader: Service {
         self.pollInterval = pollInterval
         self.signals = signals
         self.logger = logger
+        self.initialHashes = Self.hashes(of: [file] + runtime.configuration.referencedFiles)
     }
 
     public func run() async throws {
@@ -83,7 +87,7 @@ public struct ConfigurationReloader: Service {
 
     /// Polls the watched files' hashes; asks for a reload when one changed and then held still for an interval.
     func watch(_ requests: AsyncStream<String>.Continuation) async {
-        var known = Self.hashes(of: watchedFiles())
+        var known = initialHashes
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: pollInterval) }
