@@ -118,13 +118,13 @@ final class LoadTally: Sendable {
 
     /// The configuration of the load test: `variant` changes what a good reload changes.
     static func yaml(directory: String, apns: EmulatedAPNs, variant: Int, broken: Bool) -> String {
-        // Good reloads change, in turn: a second key, the delivery settings, the adapter's connections (which
-        // replaces the adapter), the limits.
+        // Every variant changes the delivery settings, and in turn: a second key, the adapter's connections (which
+        // replaces the adapter), the limits, the adapter again.
         let keys =
             variant % 4 == 1
             ? "[{name: full, rights: [Manage], primaryKey: \(manageKey)}, {name: extra, rights: [Send], primaryKey: extra-key-\(variant)-0123456789}]"
             : "[{name: full, rights: [Manage], primaryKey: \(manageKey)}]"
-        let adapter = apns.adapterYAML + (variant % 4 == 2 ? "\n        connections: \(2 + variant % 3)" : "")
+        let adapter = apns.adapterYAML + (variant % 2 == 0 ? "\n        connections: \(1 + variant)" : "")
         return """
             server: {host: 127.0.0.1, port: 0}
             hubs:
@@ -251,7 +251,7 @@ final class LoadTally: Sendable {
                 try await Task.sleep(for: .seconds(2))
                 let broken = index % 2 == 1
                 let before = try await Self.health(port: port).config.lastReload?.at
-                try Self.yaml(directory: directory, apns: apns, variant: index + 1, broken: broken)
+                try Self.yaml(directory: directory, apns: apns, variant: index / 2 + 1, broken: broken)
                     .write(toFile: file, atomically: true, encoding: .utf8)
                 let trigger = index % 4 < 2 ? "SIGHUP" : "file change"
                 if trigger == "SIGHUP" { kill(process.pid, SIGHUP) }
@@ -263,6 +263,7 @@ final class LoadTally: Sendable {
                 let result = try #require(reload, "reload \(index) did not happen: \(process.logTail())")
                 #expect(result.result == (broken ? "rejected" : "applied"), "reload \(index): \(process.logTail())")
                 reloads.append((trigger, result.result, result.seconds))
+
             }
             let during = load.tally.withLock { $0.requests } - started
             load.running.withLock { $0 = false }
@@ -277,6 +278,11 @@ final class LoadTally: Sendable {
         let delivered = try await waitUntil(timeout: .seconds(120)) { apns.emulator.acceptedCount >= expected }
         #expect(delivered, "accepted \(expected), delivered \(apns.emulator.acceptedCount): \(process.logTail())")
         #expect(process.isRunning)
+        // Two good reloads changed the adapter's settings: each replaced adapter stopped once its deliveries were done.
+        let replaced = try await waitUntil(timeout: .seconds(30)) {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").components(separatedBy: "replaced adapter stopped").count - 1 >= 2
+        }
+        #expect(replaced, "\(process.logTail())")
         for (index, reload) in reloads.enumerated() {
             print("reload \(index + 1): \(reload.trigger) → \(reload.result) in \(String(format: "%.1f", reload.seconds * 1000)) ms")
         }
@@ -285,13 +291,13 @@ final class LoadTally: Sendable {
         )
 
         // validate --running compares a file with what runs (the last good reload's).
-        let last = Self.yaml(directory: directory, apns: apns, variant: 9, broken: false)
+        let last = Self.yaml(directory: directory, apns: apns, variant: 5, broken: false)
         try last.write(toFile: file, atomically: true, encoding: .utf8)
         let current = try Self.hub(["validate", file, "--running", "http://127.0.0.1:\(port)"])
         #expect(current.status == 0, "\(current.output)")
         #expect(current.output.contains("no change from"), "\(current.output)")
         let moved = last.replacingOccurrences(of: "port: 0", with: "port: 9999")
-            .replacingOccurrences(of: "batchSize: 109", with: "batchSize: 120")
+            .replacingOccurrences(of: "batchSize: 105", with: "batchSize: 120")
         try moved.write(toFile: directory + "/next.yaml", atomically: true, encoding: .utf8)
         let next = try Self.hub(["validate", directory + "/next.yaml", "--running", "http://127.0.0.1:\(port)"])
         #expect(next.output.contains("applies live: hubs.demo:delivery"), "\(next.output)")
