@@ -273,6 +273,12 @@ final class LoadTally: Sendable {
         let final = load.tally.withLock { $0 }
         #expect(final.errors.isEmpty, "errors: \(final.errors.prefix(10))")
         #expect(try await Self.health(port: port).config.sha256 != initialHash)
+        let (metrics, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
+        let text = String(decoding: metrics, as: UTF8.self)
+        #expect(text.contains(#"hub_config_reloads_total{result="applied"} 5"#), "\(text.split(separator: "\n").filter { $0.contains("hub_config") })")
+        #expect(text.contains(#"hub_config_reloads_total{result="rejected"} 5"#), "SIGHUP and the watcher read a change once")
+        #expect(text.contains("hub_config_loaded_timestamp_seconds"))
+        #expect(text.contains(#"hub_config_info{sha256="\#(try await Self.health(port: port).config.sha256)"} 1.0"#))
         // Every accepted send reaches its device.
         let expected = final.sent.count
         let delivered = try await waitUntil(timeout: .seconds(120)) { apns.emulator.acceptedCount >= expected }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NotificationHub
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 /// Reloads the configuration of a running ``HubRuntime`` on `SIGHUP` and when the file, or a file it references
@@ -22,9 +23,20 @@ public struct ConfigurationReloader: Service {
     let pollInterval: Duration
     let signals: Bool
     let logger: Logger
-    /// The watched files' hashes when the reloader was made (right after the configuration was read), so that a
-    /// change made before it runs is not missed.
-    let initialHashes: [String: String?]
+    /// The watched files' hashes as last read (first when the reloader was made, right after the configuration was
+    /// read, so that a change made before it runs is not missed; then at every reload, so that a change a `SIGHUP`
+    /// already applied is not read again).
+    let seen: SeenFiles
+
+    /// File hashes, shared by the reloads and the watcher.
+    final class SeenFiles: Sendable {
+        private let hashes: Mutex<[String: String?]>
+        init(_ hashes: [String: String?]) { self.hashes = Mutex(hashes) }
+        var value: [String: String?] {
+            get { hashes.withLock { $0 } }
+            set { hashes.withLock { $0 = newValue } }
+        }
+    }
 
     /// Creates the service.
     ///
@@ -43,7 +55,7 @@ public struct ConfigurationReloader: Service {
         self.pollInterval = pollInterval
         self.signals = signals
         self.logger = logger
-        self.initialHashes = Self.hashes(of: [file] + runtime.configuration.referencedFiles)
+        self.seen = SeenFiles(Self.hashes(of: [file] + runtime.configuration.referencedFiles))
     }
 
     public func run() async throws {
@@ -69,6 +81,15 @@ public struct ConfigurationReloader: Service {
     public func reload(trigger: String) async -> HubRuntime.Report {
         let started = ContinuousClock.now
         logger.info("reloading the configuration", metadata: ["config.trigger": .string(trigger), "config.file": .string(file)])
+        let files = watchedFiles()
+        let hashes = Self.hashes(of: files)
+        defer {
+            // What was read now is what the watcher compares with (plus what the new configuration references).
+            let after = watchedFiles()
+            var seenNow = hashes
+            for file in after where seenNow.index(forKey: file) == nil { seenNow[file] = Self.hashes(of: [file])[file] }
+            seen.value = seenNow
+        }
         switch load() {
         case .success(let configuration):
             for warning in configuration.warnings {
@@ -87,13 +108,13 @@ public struct ConfigurationReloader: Service {
 
     /// Polls the watched files' hashes; asks for a reload when one changed and then held still for an interval.
     func watch(_ requests: AsyncStream<String>.Continuation) async {
-        var known = initialHashes
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: pollInterval) }
             } catch {
                 return
             }
+            var known = seen.value
             let files = watchedFiles()
             var now = Self.hashes(of: files)
             // A file the configuration started referencing is watched from now on.
@@ -110,8 +131,11 @@ public struct ConfigurationReloader: Service {
                 if again == now { break }
                 now = again
             }
+            // A reload (SIGHUP) may have read the change meanwhile.
+            known = seen.value
             let changed = files.filter { known[$0] != now[$0] }
-            known = now
+            guard !changed.isEmpty else { continue }
+            seen.value = known.merging(now) { _, new in new }
             requests.yield("changed: " + changed.joined(separator: ", "))
         }
     }

@@ -53,13 +53,13 @@ public final class ConfigurationStatus: Sendable {
     /// The status now.
     public var snapshot: Snapshot { state.withLock { $0 } }
 
-    /// Records a reload; an applied one makes `sha256` the running file's.
+    /// Records a reload; an applied one (or one whose file says nothing new) makes `sha256` the running file's.
     public func record(_ reload: Reload, sha256: String? = nil, restartRequired: [String]? = nil) {
         Counter(label: "hub_config_reloads_total", dimensions: [("result", reload.result)]).increment()
         let changed = state.withLock { state -> Bool in
             state.lastReload = reload
             if let restartRequired { state.restartRequired = restartRequired }
-            guard let sha256, reload.result == "applied" else { return false }
+            guard let sha256, reload.result != "rejected" else { return false }
             state.sha256 = sha256
             state.loadedAt = reload.at
             return true

@@ -374,7 +374,3 @@ public final class HubRuntime: Sendable {
         return "could not be started: \(type(of: error))"
     }
 }
-
-extension ServiceHost: CustomStringConvertible {
-    var description: String { "ServiceHost" }
-}
