@@ -1,4 +1,5 @@
 import AdapterKit
+import Crypto
 import Foundation
 
 /// Settings of the APNs adapter (an `adapters:` entry with `type: apns`).
@@ -96,7 +97,8 @@ public struct APNsAdapterConfiguration: Sendable {
 public enum APNsAdapterFactory: PlatformAdapterFactory {
     public static let type = "apns"
 
-    public static func makeAdapter(configuration node: ConfigurationNode, context: AdapterContext) -> (any PlatformAdapter)? {
+    /// Reads the settings (the `.p8` key's contents included), recording every problem; writes and opens nothing.
+    public static func settings(from node: ConfigurationNode) -> APNsAdapterConfiguration? {
         let problemsBefore = node.problems.count
         let endpointText = node.string("endpoint", default: "production")
         let endpoint = APNsAdapterConfiguration.endpoint(endpointText)
@@ -112,6 +114,9 @@ public enum APNsAdapterFactory: PlatformAdapterFactory {
             }
         }
         let privateKey = node.secret("privateKey")
+        if let privateKey, (try? P256.Signing.PrivateKey(pemRepresentation: privateKey)) == nil {
+            node.child("privateKey").report("privateKey is not a PKCS#8 PEM P-256 key (an APNs .p8 file)")
+        }
         let topic = node.string("topic", required: true)
         let topics = node.strings("topics")
         let connections = node.integer("connections", default: 4, in: 1...64)
@@ -123,19 +128,34 @@ public enum APNsAdapterFactory: PlatformAdapterFactory {
         let refresh = node.seconds("tokenRefreshSeconds", default: 3000, in: 1200...3540)
         let neverIndex = node.bool("neverIndexSensitiveHeaders", default: true)
         guard let endpoint, let teamID, let keyID, let privateKey, let topic, node.problems.count == problemsBefore else { return nil }
+        return APNsAdapterConfiguration(
+            host: endpoint.host, port: endpoint.port, caCertificatePEM: caPEM, teamID: teamID, keyID: keyID,
+            privateKeyPEM: privateKey, topic: topic, additionalTopics: topics, connections: connections,
+            maximumStreams: maximumStreams, requestTimeout: .milliseconds(Int(requestTimeout * 1000)),
+            connectTimeout: .milliseconds(Int(connectTimeout * 1000)), pingInterval: .milliseconds(Int(pingInterval * 1000)),
+            pingTimeout: .milliseconds(Int(pingTimeout * 1000)),
+            tokenRefreshInterval: refresh, neverIndexSensitiveHeaders: neverIndex)
+    }
+
+    /// Makes the adapter (not started; connections open on first delivery).
+    public static func makeAdapter(settings: APNsAdapterConfiguration, context: AdapterContext) throws(HubError) -> any PlatformAdapter {
         do {
-            return try APNsAdapter(
-                configuration: APNsAdapterConfiguration(
-                    host: endpoint.host, port: endpoint.port, caCertificatePEM: caPEM, teamID: teamID, keyID: keyID,
-                    privateKeyPEM: privateKey, topic: topic, additionalTopics: topics, connections: connections,
-                    maximumStreams: maximumStreams, requestTimeout: .milliseconds(Int(requestTimeout * 1000)),
-                    connectTimeout: .milliseconds(Int(connectTimeout * 1000)), pingInterval: .milliseconds(Int(pingInterval * 1000)),
-                    pingTimeout: .milliseconds(Int(pingTimeout * 1000)),
-                    tokenRefreshInterval: refresh, neverIndexSensitiveHeaders: neverIndex),
-                logger: context.logger)
+            return try APNsAdapter(configuration: settings, logger: context.logger)
         } catch {
-            node.child("privateKey").report("privateKey is not a PKCS#8 PEM P-256 key (an APNs .p8 file)")
-            return nil
+            throw HubError(.invalidConfiguration, "privateKey is not a PKCS#8 PEM P-256 key (an APNs .p8 file)")
         }
+    }
+}
+
+extension APNsAdapterConfiguration: Equatable {
+    /// Equal when every setting read from `hub.yaml` is; the clock is not one of them.
+    public static func == (lhs: APNsAdapterConfiguration, rhs: APNsAdapterConfiguration) -> Bool {
+        lhs.host == rhs.host && lhs.port == rhs.port && lhs.caCertificatePEM == rhs.caCertificatePEM
+            && lhs.teamID == rhs.teamID && lhs.keyID == rhs.keyID && lhs.privateKeyPEM == rhs.privateKeyPEM
+            && lhs.topic == rhs.topic && lhs.additionalTopics == rhs.additionalTopics && lhs.connections == rhs.connections
+            && lhs.maximumStreams == rhs.maximumStreams && lhs.requestTimeout == rhs.requestTimeout
+            && lhs.connectTimeout == rhs.connectTimeout && lhs.pingInterval == rhs.pingInterval
+            && lhs.pingTimeout == rhs.pingTimeout && lhs.tokenRefreshInterval == rhs.tokenRefreshInterval
+            && lhs.neverIndexSensitiveHeaders == rhs.neverIndexSensitiveHeaders
     }
 }

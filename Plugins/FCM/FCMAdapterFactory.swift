@@ -18,7 +18,22 @@ import Foundation
 public struct FCMAdapterFactory: PlatformAdapterFactory {
     public static let type = "fcm"
 
-    public static func makeAdapter(configuration: ConfigurationNode, context: AdapterContext) -> (any PlatformAdapter)? {
+    /// The FCM adapter's settings: the service account (its JSON, a secret) and the client settings.
+    public struct Settings: Sendable, Equatable {
+        /// The service account's JSON document.
+        public var serviceAccountJSON: String
+        /// The HTTP client settings.
+        public var configuration: FCMAdapter.Configuration
+
+        /// Creates settings.
+        public init(serviceAccountJSON: String, configuration: FCMAdapter.Configuration = FCMAdapter.Configuration()) {
+            self.serviceAccountJSON = serviceAccountJSON
+            self.configuration = configuration
+        }
+    }
+
+    /// Reads the settings (the service account's contents included), recording every problem; opens nothing.
+    public static func settings(from configuration: ConfigurationNode) -> Settings? {
         let json = configuration.secret("serviceAccount")
         var settings = FCMAdapter.Configuration()
         settings.endpoint = configuration.string("endpoint", default: settings.endpoint)
@@ -38,18 +53,33 @@ public struct FCMAdapterFactory: PlatformAdapterFactory {
             return nil
         }
         guard let json else { return nil }
-        let account: FCMServiceAccount
         do {
-            account = try FCMServiceAccount(json: json)
+            _ = try FCMServiceAccount(json: json)
         } catch {
             configuration.child("serviceAccount").report(error.message)
             return nil
         }
+        return Settings(serviceAccountJSON: json, configuration: settings)
+    }
+
+    /// Makes the adapter (not started; its HTTP client is created on first use).
+    public static func makeAdapter(settings: Settings, context: AdapterContext) throws(HubError) -> any PlatformAdapter {
+        let account: FCMServiceAccount
         do {
-            return try FCMAdapter(serviceAccount: account, configuration: settings, logger: context.logger)
+            account = try FCMServiceAccount(json: settings.serviceAccountJSON)
         } catch {
-            configuration.child("caCertificate").report(error.message)
-            return nil
+            throw HubError(.invalidConfiguration, error.message)
         }
+        return try FCMAdapter(serviceAccount: account, configuration: settings.configuration, logger: context.logger)
+    }
+}
+
+extension FCMAdapter.Configuration: Equatable {
+    /// Equal when every setting is.
+    public static func == (lhs: FCMAdapter.Configuration, rhs: FCMAdapter.Configuration) -> Bool {
+        lhs.endpoint == rhs.endpoint && lhs.caCertificatePEM == rhs.caCertificatePEM
+            && lhs.maximumConcurrentRequests == rhs.maximumConcurrentRequests && lhs.requestTimeout == rhs.requestTimeout
+            && lhs.tokenRenewalMargin == rhs.tokenRenewalMargin && lhs.connectTimeout == rhs.connectTimeout
+            && lhs.connections == rhs.connections
     }
 }

@@ -20,8 +20,8 @@ public struct WNSAdapterFactory: PlatformAdapterFactory {
     /// `wns`.
     public static let type = "wns"
 
-    /// Reads the settings and creates the adapter (not started).
-    public static func makeAdapter(configuration: ConfigurationNode, context: AdapterContext) -> (any PlatformAdapter)? {
+    /// Reads the settings, recording every problem; opens nothing.
+    public static func settings(from configuration: ConfigurationNode) -> WNSConfiguration? {
         let packageSID = configuration.string("packageSid", required: true)
         let clientSecret = configuration.secret("clientSecret")
         let tokenEndpoint = configuration.string("tokenEndpoint", default: WNSConfiguration.defaultTokenEndpoint)
@@ -38,12 +38,25 @@ public struct WNSAdapterFactory: PlatformAdapterFactory {
         let maximumConcurrentRequests = configuration.integer("maximumConcurrentRequests", default: 1000, in: 1...100_000)
         let timeout = configuration.seconds("requestTimeoutSeconds", default: 30, in: 0.1...600)
         guard let packageSID, let clientSecret else { return nil }
-        return WNSAdapter(
-            configuration: WNSConfiguration(
-                packageSID: packageSID, clientSecret: clientSecret, tokenEndpoint: tokenEndpoint,
-                additionalTrustRoots: trustRoots, allowedChannelHosts: allowedHosts,
-                maximumConnections: maximumConnections, maximumConcurrentRequests: maximumConcurrentRequests,
-                requestTimeout: .milliseconds(Int64(timeout * 1000))),
-            logger: context.logger)
+        return WNSConfiguration(
+            packageSID: packageSID, clientSecret: clientSecret, tokenEndpoint: tokenEndpoint,
+            additionalTrustRoots: trustRoots, allowedChannelHosts: allowedHosts,
+            maximumConnections: maximumConnections, maximumConcurrentRequests: maximumConcurrentRequests,
+            requestTimeout: .milliseconds(Int64(timeout * 1000)))
+    }
+
+    /// Makes the adapter (not started).
+    public static func makeAdapter(settings: WNSConfiguration, context: AdapterContext) throws(HubError) -> any PlatformAdapter {
+        WNSAdapter(configuration: settings, logger: context.logger)
+    }
+}
+
+extension WNSConfiguration: Equatable {
+    /// Equal when every setting is (trust roots compared by certificate).
+    public static func == (lhs: WNSConfiguration, rhs: WNSConfiguration) -> Bool {
+        lhs.packageSID == rhs.packageSID && lhs.clientSecret == rhs.clientSecret && lhs.tokenEndpoint == rhs.tokenEndpoint
+            && lhs.additionalTrustRoots == rhs.additionalTrustRoots && lhs.allowedChannelHosts == rhs.allowedChannelHosts
+            && lhs.maximumConnections == rhs.maximumConnections
+            && lhs.maximumConcurrentRequests == rhs.maximumConcurrentRequests && lhs.requestTimeout == rhs.requestTimeout
     }
 }

@@ -1,4 +1,5 @@
 import AdapterKit
+import Crypto
 
 /// Creates ``WebPushAdapter``s from `hub.yaml`:
 ///
@@ -23,8 +24,8 @@ public enum WebPushAdapterFactory: PlatformAdapterFactory {
     /// `webpush`.
     public static let type = "webpush"
 
-    /// Reads the settings, recording every problem, and creates the adapter (not started).
-    public static func makeAdapter(configuration node: ConfigurationNode, context: AdapterContext) -> (any PlatformAdapter)? {
+    /// Reads the settings, recording every problem; opens nothing.
+    public static func settings(from node: ConfigurationNode) -> WebPushConfiguration? {
         let problemsBefore = node.problems.count
         let subject = node.string("subject", required: true)
         if let subject {
@@ -64,17 +65,33 @@ public enum WebPushAdapterFactory: PlatformAdapterFactory {
         let connectTimeout = node.seconds("connectTimeoutSeconds", default: 10, in: 0.1...120)
         let tokenLifetime = node.integer("tokenLifetimeSeconds", default: 43_200, in: 600...86_400)
         guard let subject, let keys, let policy, node.problems.count == problemsBefore else { return nil }
-        do {
-            return try WebPushAdapter(
-                configuration: WebPushConfiguration(
-                    subject: subject, vapidKeys: keys, endpointPolicy: policy, timeToLiveSeconds: ttl,
-                    caCertificatePEM: caPEM, maximumConcurrentRequests: concurrency,
-                    maximumConnectionsPerHost: connections, requestTimeout: .milliseconds(Int64(requestTimeout * 1000)),
-                    connectTimeout: .milliseconds(Int64(connectTimeout * 1000)), tokenLifetime: .seconds(tokenLifetime)),
-                logger: context.logger)
-        } catch {
-            node.child("caCertificate").report(error.message)
-            return nil
-        }
+        return WebPushConfiguration(
+            subject: subject, vapidKeys: keys, endpointPolicy: policy, timeToLiveSeconds: ttl,
+            caCertificatePEM: caPEM, maximumConcurrentRequests: concurrency,
+            maximumConnectionsPerHost: connections, requestTimeout: .milliseconds(Int64(requestTimeout * 1000)),
+            connectTimeout: .milliseconds(Int64(connectTimeout * 1000)), tokenLifetime: .seconds(tokenLifetime))
+    }
+
+    /// Makes the adapter (not started; its HTTP client is created on first use).
+    public static func makeAdapter(settings: WebPushConfiguration, context: AdapterContext) throws(HubError) -> any PlatformAdapter {
+        try WebPushAdapter(configuration: settings, logger: context.logger)
+    }
+}
+
+extension WebPushConfiguration: Equatable {
+    /// Equal when every setting is.
+    public static func == (lhs: WebPushConfiguration, rhs: WebPushConfiguration) -> Bool {
+        lhs.subject == rhs.subject && lhs.vapidKeys == rhs.vapidKeys && lhs.endpointPolicy == rhs.endpointPolicy
+            && lhs.timeToLiveSeconds == rhs.timeToLiveSeconds && lhs.caCertificatePEM == rhs.caCertificatePEM
+            && lhs.maximumConcurrentRequests == rhs.maximumConcurrentRequests
+            && lhs.maximumConnectionsPerHost == rhs.maximumConnectionsPerHost && lhs.requestTimeout == rhs.requestTimeout
+            && lhs.connectTimeout == rhs.connectTimeout && lhs.tokenLifetime == rhs.tokenLifetime
+    }
+}
+
+extension VAPIDKeys: Equatable {
+    /// Equal when both halves of the key pair are.
+    public static func == (lhs: VAPIDKeys, rhs: VAPIDKeys) -> Bool {
+        lhs.publicKey == rhs.publicKey && lhs.privateKey.rawRepresentation == rhs.privateKey.rawRepresentation
     }
 }

@@ -8,12 +8,14 @@ import NotificationHub
 /// hub verifies device tokens, a bearer JWT. Handlers then check rights with ``HubRequestContext/require(_:)``.
 ///
 /// An unknown hub is answered exactly as a token that is not valid for the request, so hub names and key names
-/// cannot be enumerated.
+/// cannot be enumerated; a hub removed by a reload is answered 404 to a token signed with one of its keys.
+///
+/// The request keeps the hub it found for its whole life, and counts as in flight on it, so that a hub removed
+/// meanwhile stops only once its requests are answered.
 struct HubAuthenticationMiddleware: RouterMiddleware {
     typealias Context = HubRequestContext
 
-    let hubs: @Sendable (String) -> Hub?
-    let verifiers: @Sendable (String) -> DeviceTokenVerifier?
+    let directory: HubDirectory
     let clock: any WallClock
 
     func handle(
@@ -25,9 +27,10 @@ struct HubAuthenticationMiddleware: RouterMiddleware {
         guard let header = request.headers[.authorization], !header.isEmpty else {
             throw APIError.unauthorized("send an Authorization header: a SharedAccessSignature token (see `hub token`)")
         }
-        let hub = hubs(name)
+        let entry = directory.entry(name)
+        let hub = entry?.hub
         if header.count > 7, header.prefix(7).lowercased() == "bearer " {
-            guard let hub, let verifier = verifiers(hub.name) else {
+            guard let hub, let verifier = entry?.verifier else {
                 throw Self.invalidBearer("bearer tokens are not accepted here; send a SharedAccessSignature token")
             }
             do {
@@ -43,6 +46,15 @@ struct HubAuthenticationMiddleware: RouterMiddleware {
                 guard token.expiry > Int(clock.now().timeIntervalSince1970) else {
                     throw APIError.unauthorized("the token expired; create a new one")
                 }
+                if let keys = directory.removedKeys(name),
+                    (try? token.verify(
+                        keys: keys, hubName: name, requestPath: request.uri.path,
+                        requestAuthority: request.head.authority ?? request.headers[HTTPField.Name("Host")!], now: clock.now()))
+                        != nil
+                {
+                    throw APIError(
+                        .notFound, code: "HubNotFound", message: "the hub '\(name)' was removed from the configuration")
+                }
                 throw SharedAccessSignature.invalid
             }
             let rights = try token.verify(
@@ -51,6 +63,9 @@ struct HubAuthenticationMiddleware: RouterMiddleware {
             context.caller = .key(name: token.keyName, rights: rights)
         }
         context.hub = hub
+        guard let entry else { return try await next(request, context) }
+        entry.enter()
+        defer { entry.leave() }
         return try await next(request, context)
     }
 

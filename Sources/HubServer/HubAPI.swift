@@ -40,8 +40,8 @@ import Synchronization
 /// ``HubAuthenticationMiddleware`` before its handler runs and before its body is read; each resource has its own
 /// controller.
 public struct HubAPI: Sendable {
-    /// The hubs served, by name.
-    public let hubs: [String: Hub]
+    /// The hubs served now, by name; a reload changes them.
+    public let directory: HubDirectory
     /// Largest accepted request body.
     public let maximumRequestBytes: Int
     /// Largest accepted `$batch` body (up to 1,000 handles and a payload).
@@ -50,13 +50,17 @@ public struct HubAPI: Sendable {
     public let metrics: PrometheusCollectorRegistry?
     /// Whether `/console` serves the admin console.
     public let console: Bool
-    /// When the configuration the hubs run on was loaded.
-    public let configurationLoadedAt: Date
+    /// What configuration runs and how its last reload went (`/healthz`, the console).
+    public let status: ConfigurationStatus
     let clock: any WallClock
-    /// Bearer token verifiers of the hubs with device authentication, by hub name.
-    let deviceTokenVerifiers: [String: DeviceTokenVerifier]
-    /// Installation write limits, by hub name.
-    let writeLimiters: [String: InstallationWriteLimiter]
+
+    /// The hubs served now, by name.
+    public var hubs: [String: Hub] {
+        Dictionary(directory.hubs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// When the configuration the hubs run on was loaded.
+    public var configurationLoadedAt: Date { status.snapshot.loadedAt }
 
     /// Creates the API over running hubs.
     ///
@@ -66,23 +70,25 @@ public struct HubAPI: Sendable {
         metrics: PrometheusCollectorRegistry? = nil, console: Bool = false, configurationLoadedAt: Date? = nil,
         clock: any WallClock = SystemWallClock()
     ) throws {
+        try self.init(
+            directory: HubDirectory(hubs: hubs), maximumRequestBytes: maximumRequestBytes,
+            maximumBatchRequestBytes: maximumBatchRequestBytes, metrics: metrics, console: console,
+            status: ConfigurationStatus(loadedAt: configurationLoadedAt ?? clock.now()), clock: clock)
+    }
+
+    /// Creates the API over a directory of hubs that a reload may change (``HubRuntime``).
+    public init(
+        directory: HubDirectory, maximumRequestBytes: Int = 65_536, maximumBatchRequestBytes: Int = 1_048_576,
+        metrics: PrometheusCollectorRegistry? = nil, console: Bool = false, status: ConfigurationStatus,
+        clock: any WallClock = SystemWallClock()
+    ) throws {
+        self.directory = directory
         self.console = console
-        self.configurationLoadedAt = configurationLoadedAt ?? clock.now()
-        self.hubs = Dictionary(hubs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.status = status
         self.maximumRequestBytes = maximumRequestBytes
         self.maximumBatchRequestBytes = max(maximumBatchRequestBytes, maximumRequestBytes)
         self.metrics = metrics
         self.clock = clock
-        var verifiers: [String: DeviceTokenVerifier] = [:]
-        var limiters: [String: InstallationWriteLimiter] = [:]
-        for hub in hubs {
-            if let settings = hub.configuration.deviceAuthentication {
-                verifiers[hub.name] = try DeviceTokenVerifier(settings)
-            }
-            limiters[hub.name] = InstallationWriteLimiter(limits: hub.configuration.limits.installationWrites)
-        }
-        deviceTokenVerifiers = verifiers
-        writeLimiters = limiters
     }
 
     /// Every route as `METHOD path` (OpenAPI path syntax), as registered on the router: what the OpenAPI document
@@ -107,11 +113,7 @@ public struct HubAPI: Sendable {
 
         OperationsController(api: self).addRoutes(to: Routes(router: router, prefix: "", recorder: recorder))
 
-        let hubs = self.hubs
-        let verifiers = deviceTokenVerifiers
-        let group = router.group("/:hub").add(
-            middleware: HubAuthenticationMiddleware(
-                hubs: { hubs[$0] }, verifiers: { verifiers[$0] }, clock: clock))
+        let group = router.group("/:hub").add(middleware: HubAuthenticationMiddleware(directory: directory, clock: clock))
         let hubRoutes = Routes(group: group, prefix: "/{hub}", recorder: recorder)
         InstallationsController(api: self).addRoutes(to: hubRoutes)
         MessagesController(api: self).addRoutes(to: hubRoutes)
@@ -121,6 +123,7 @@ public struct HubAPI: Sendable {
         DescriptionController(api: self).addRoutes(to: hubRoutes)
         RatesController(api: self).addRoutes(to: hubRoutes)
         NodesController(api: self).addRoutes(to: hubRoutes)
+        ConfigurationController(api: self).addRoutes(to: hubRoutes)
         if console { ConsoleController<HubRequestContext>().addRoutes(to: router) }
         return router
     }
@@ -130,7 +133,7 @@ public struct HubAPI: Sendable {
     /// Counts an installation or registration write by the caller against the hub's limits; throws 429 with
     /// `Retry-After` over the limit.
     func admitWrite(_ context: HubRequestContext, hub: Hub) throws(APIError) {
-        try writeLimiters[hub.name]?.admit(context.caller, now: clock.now())
+        try directory.entry(hub.name)?.writeLimiter.admit(context.caller, now: clock.now())
     }
 
     /// Reads the request body up to `limit` bytes (the hub's request limit by default).

@@ -245,7 +245,7 @@ security:
 paths:
   /healthz:
     get:
-      summary: Liveness.
+      summary: "Liveness, and the running configuration: its file's SHA-256, when it was loaded, the last reload (result, time, problem count, parts waiting for a restart). No secret."
       security: []
       responses:
         "200": {description: The hub is up.}
@@ -391,6 +391,19 @@ paths:
         "401": {$ref: "#/components/responses/Error"}
         "403": {$ref: "#/components/responses/Error"}
         "413": {$ref: "#/components/responses/Error"}
+  /{hub}/configuration:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+    get:
+      summary: "The running configuration as `hub validate --running` compares a file with it: the file's SHA-256, when it was loaded, the last reload, and a digest of every part (Manage). Digests only, no setting or secret."
+      responses:
+        "200":
+          description: The running configuration's digests.
+          content:
+            application/json:
+              schema: {type: object}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
   /{hub}/description:
     parameters:
       - $ref: "#/components/parameters/hub"

@@ -34,6 +34,15 @@ public protocol PlatformEmulatorFactory: Sendable {
     /// Reads settings (recording problems on `configuration`) and prepares the files clients need, so that the
     /// hub's adapters can be configured right after. Returns `nil` when the settings are invalid.
     static func makeEmulator(configuration: ConfigurationNode, context: EmulatorContext) throws -> (any PlatformEmulator)?
+
+    /// The files ``makeEmulator(configuration:context:)`` would write into `directory` that are not there yet, by
+    /// path, as they would be: so that a configuration whose adapters read them validates before anything is
+    /// written. Writes nothing. The default is none.
+    static func pendingFiles(configuration: ConfigurationNode, directory: String) -> [String: Data]
+}
+
+extension PlatformEmulatorFactory {
+    public static func pendingFiles(configuration: ConfigurationNode, directory: String) -> [String: Data] { [:] }
 }
 
 /// The `emulators:` section of `hub.yaml`:
@@ -63,5 +72,25 @@ public enum EmulatorSection {
         }
         node.rejectUnknownKeys()
         return emulators
+    }
+
+    /// The files the section's emulators would write when they start (CA certificate, keys, credentials) that are
+    /// not on disk yet, by path, made in memory. Reading a configuration with them (`pendingFiles:`) validates
+    /// adapters that reference the emulators' material without writing anything.
+    public static func pendingFiles(_ node: ConfigurationNode, factories: [any PlatformEmulatorFactory.Type]) -> [String: Data] {
+        guard node.isPresent else { return [:] }
+        let directory = node.resolvePath(node.string("directory", default: ".emulator"))
+        var files: [String: Data] = [:]
+        let ca = EmulatorTLS.Files(directory: directory).caCertificate
+        if !FileManager.default.fileExists(atPath: ca), let tls = try? EmulatorTLS.generate() {
+            files[ca] = Data(tls.caCertificatePEM.utf8)
+        }
+        for factory in factories {
+            let child = node.child(factory.name)
+            guard child.isPresent else { continue }
+            files.merge(factory.pendingFiles(configuration: child, directory: directory)) { first, _ in first }
+        }
+        node.rejectUnknownKeys()
+        return files
     }
 }

@@ -41,17 +41,15 @@ struct Send: AsyncParsableCommand {
     var wait = false
 
     func run() async throws {
-        var logger = Logger(label: "hub")
-        logger.logLevel = .warning
-        let loaded = try LoadedConfiguration.load(file: options.config, logger: logger)
-        guard let hubConfiguration = hub.map({ loaded.configuration.hub(named: $0) }) ?? loaded.configuration.hubs.first else {
+        let configuration = try ConfigurationFile.load(options.config)
+        guard let hubConfiguration = hub.map({ configuration.hub(named: $0) }) ?? configuration.hubs.first else {
             throw ValidationError("no hub named '\(hub ?? "")'")
         }
         let accessKey =
             key.flatMap { name in hubConfiguration.keys.first { $0.name == name } }
             ?? hubConfiguration.keys.first { !$0.rights.isDisjoint(with: [.send, .manage]) }
         guard let accessKey else { throw ValidationError("hub '\(hubConfiguration.name)' has no key that may send") }
-        let server = loaded.configuration.server
+        let server = configuration.server
         let host = server.host == "0.0.0.0" || server.host == "::" ? "127.0.0.1" : server.host
         let base = url ?? "\(server.tls == nil ? "http" : "https")://\(host):\(server.port)"
         let token = SharedAccessSignature.make(

@@ -47,65 +47,39 @@ struct Serve: AsyncParsableCommand {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let logger = Logger(label: "hub")
 
-        let loaded = try LoadedConfiguration.load(file: options.config, logger: logger)
-        for warning in loaded.configuration.warnings {
+        // The file is validated before anything is written or started.
+        let checked = try ConfigurationFile.load(options.config)
+        let emulators = try ConfigurationFile.emulators(options.config, logger: logger)
+        // With emulators, read again now that their material is on disk.
+        let configuration = emulators.isEmpty ? checked : try ConfigurationFile.load(options.config)
+        for warning in configuration.warnings {
             logger.warning("configuration warning", metadata: ["config.warning": "\(warning)"])
         }
         let environmentName = ProcessInfo.processInfo.environment["HUB_NODE_NAME"].flatMap { HubNode.isValidName($0) ? $0 : nil }
-        let node = nodeName ?? loaded.configuration.server.nodeName ?? environmentName ?? HubNode.defaultName
-        var hubs: [Hub] = []
-        for hubConfiguration in loaded.configuration.hubs {
-            hubs.append(try await Hub.open(configuration: hubConfiguration, nodeName: node, logger: logger))
-        }
-        let hubNames = hubs.map(\.name).joined(separator: ",")
-        let server = loaded.configuration.server
-        let api = try HubAPI(
-            hubs: hubs, maximumRequestBytes: server.maximumRequestBytes,
-            maximumBatchRequestBytes: server.maximumBatchRequestBytes, metrics: registry, console: server.console)
+        let node = nodeName ?? configuration.server.nodeName ?? environmentName ?? HubNode.defaultName
+        let runtime = try await HubRuntime(
+            configuration: configuration, options: HubRuntime.Options(nodeName: node, logger: logger, metrics: registry))
         let onRunning: @Sendable (any Channel) async -> Void = { channel in
             logger.notice(
                 "hub is listening",
                 metadata: [
                     "server.address": "\(channel.localAddress?.description ?? "?")",
-                    "hub.names": "\(hubNames)",
+                    "hub.names": "\(runtime.hubs.map(\.name).joined(separator: ","))",
                     "hub.node": "\(node)",
+                    "config.sha256": "\(configuration.sha256)",
                 ])
         }
-        let application = try HubApplication.make(api: api, server: server, logger: logger, onServerRunning: onRunning)
+        let application = try runtime.makeApplication(onServerRunning: onRunning)
+        let file = options.config
+        let reloader = ConfigurationReloader(runtime: runtime, file: file, logger: logger) { ConfigurationFile.read(file) }
         // Started in order and stopped in reverse: emulators outlive adapters, adapters outlive hubs, hubs outlive
-        // the API that feeds them.
-        let webhooks: [any Service] = hubs.compactMap { hub in
-            hub.configuration.feedbackWebhook.map {
-                FeedbackWebhook(hub: hub, settings: $0, client: HTTPClient.shared, logger: logger)
-            }
-        }
-        let services: [any Service] =
-            loaded.emulators + loaded.configuration.hubs.flatMap { $0.adapters.adapters } + hubs + webhooks + [application]
+        // the API that feeds them; the reloader stops first.
+        let services: [any Service] = emulators + runtime.services + [application, reloader]
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()
-    }
-}
-
-/// A validated configuration together with the emulators its `emulators:` section declares.
-struct LoadedConfiguration {
-    var configuration: HubsConfiguration
-    var emulators: [any PlatformEmulator]
-
-    /// Reads the file; prints every problem and exits with status 1 when it is invalid.
-    static func load(file: String, logger: Logger) throws -> LoadedConfiguration {
-        let root = ConfigurationNode.load(file: file)
-        do {
-            try root.throwIfProblems()
-            let emulators = try EmulatorSection.load(root.child("emulators"), factories: BuiltIns.emulators, logger: logger)
-            let configuration = try HubsConfiguration(root: root, registry: BuiltIns.registry)
-            return LoadedConfiguration(configuration: configuration, emulators: emulators)
-        } catch let error as ConfigurationError {
-            FileHandle.standardError.write(Data("\(error.problems.count) problem(s) in \(file):\n\(error)\n".utf8))
-            throw ExitCode(1)
-        }
     }
 }

@@ -61,10 +61,8 @@ struct Token: AsyncParsableCommand {
             print(Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }).base64EncodedString())
             return
         }
-        var logger = Logger(label: "hub")
-        logger.logLevel = .warning
-        let loaded = try LoadedConfiguration.load(file: options.config, logger: logger)
-        guard let hubConfiguration = hub.map({ loaded.configuration.hub(named: $0) }) ?? loaded.configuration.hubs.first else {
+        let configuration = try ConfigurationFile.load(options.config)
+        guard let hubConfiguration = hub.map({ configuration.hub(named: $0) }) ?? configuration.hubs.first else {
             throw ValidationError("no hub named '\(hub ?? "")' in \(options.config)")
         }
         guard let accessKey = key.map({ name in hubConfiguration.keys.first { $0.name == name } }) ?? hubConfiguration.keys.first else {
@@ -88,7 +86,7 @@ struct Token: AsyncParsableCommand {
                         exp: .init(value: now + TimeInterval(expiresIn)), iat: .init(value: now))))
             return
         }
-        let server = loaded.configuration.server
+        let server = configuration.server
         let host = server.host == "0.0.0.0" || server.host == "::" ? "127.0.0.1" : server.host
         let base = url ?? "\(server.tls == nil ? "http" : "https")://\(host):\(server.port)"
         if connectionString {

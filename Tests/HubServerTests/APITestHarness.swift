@@ -7,6 +7,7 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import NotificationHub
+import ServiceLifecycle
 
 /// A hub with a recording adapter behind the real router, its worker running.
 struct APITestHarness {
@@ -23,7 +24,7 @@ struct APITestHarness {
         return logger
     }
 
-    let hub: Hub
+    let runtime: HubRuntime
     let adapter: RecordingAdapter
     let adapters: [RecordingAdapter]
     let client: any TestClientProtocol
@@ -33,6 +34,56 @@ struct APITestHarness {
         return SharedAccessSignature.make(resource: resource, keyName: keyName, key: key.primaryKey, expiry: expiry)
     }
 
+    /// The hub `demo` as it runs now.
+    var hub: Hub { runtime.api.directory.entry("demo")!.hub }
+
+    /// The hub's settings as the harness makes them (adapters made in code).
+    static func settings(
+        limits: HubLimits = HubLimits(), adapters: [RecordingAdapter], deviceAuthentication: DeviceAuthentication? = nil,
+        listenKey: ListenKeyPolicy = ListenKeyPolicy(), userBoundTags: UserBoundTags = UserBoundTags(),
+        securePush: SecurePushConfiguration? = nil
+    ) -> HubSettings {
+        HubSettings(
+            name: "demo", keys: keys, storage: .memory, limits: limits,
+            delivery: DeliveryConfiguration(initialBackoffSeconds: 0.01), adapters: adapters.map { AdapterSettings(adapter: $0) },
+            deviceAuthentication: deviceAuthentication, userBoundTags: userBoundTags, listenKey: listenKey,
+            securePush: securePush)
+    }
+
+    /// Runs `body` against hubs built by the same composition root as `hub serve` (``HubRuntime``), over the real
+    /// router in process.
+    static func run<T: Sendable>(
+        configuration: HubsConfiguration, adapters: [RecordingAdapter] = [], clock: any WallClock = SystemWallClock(),
+        logger: Logger = APITestHarness.quietLogger, _ body: @Sendable (APITestHarness) async throws -> T
+    ) async throws -> T {
+        let runtime = try await HubRuntime(configuration: configuration, options: .init(clock: clock, logger: logger))
+        let app = Application(router: runtime.api.makeRouter(), logger: logger)
+        let services = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: runtime.services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }, logger: logger))
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                try await services.run()
+                return nil
+            }
+            do {
+                let result = try await app.test(.router) { client in
+                    try await body(
+                        APITestHarness(
+                            runtime: runtime, adapter: adapters.first ?? RecordingAdapter(), adapters: adapters,
+                            client: client))
+                }
+                await services.triggerGracefulShutdown()
+                try await group.waitForAll()
+                return result
+            } catch {
+                await services.triggerGracefulShutdown()
+                try? await group.waitForAll()
+                throw error
+            }
+        }
+    }
+
     static func run<T: Sendable>(
         limits: HubLimits = HubLimits(), adapters: [RecordingAdapter] = [RecordingAdapter(limit: 2000)],
         deviceAuthentication: DeviceAuthentication? = nil, listenKey: ListenKeyPolicy = ListenKeyPolicy(),
@@ -40,27 +91,12 @@ struct APITestHarness {
         console: Bool = false, clock: any WallClock = SystemWallClock(), logger: Logger = APITestHarness.quietLogger,
         _ body: @Sendable (APITestHarness) async throws -> T
     ) async throws -> T {
-        let configuration = HubConfiguration(
-            name: "demo", keys: keys, storage: .memory, limits: limits,
-            delivery: DeliveryConfiguration(initialBackoffSeconds: 0.01), adapters: try AdapterSet(adapters),
-            deviceAuthentication: deviceAuthentication, userBoundTags: userBoundTags, listenKey: listenKey,
-            securePush: securePush)
-        let hub = try await Hub.open(configuration: configuration, clock: clock, logger: logger)
-        let app = Application(
-            router: try HubAPI(hubs: [hub], maximumRequestBytes: 65_536, console: console, clock: clock).makeRouter(),
-            logger: logger)
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                try await hub.run()
-                return nil
-            }
-            let result = try await app.test(.router) { client in
-                try await body(APITestHarness(hub: hub, adapter: adapters[0], adapters: adapters, client: client))
-            }
-            group.cancelAll()
-            try await group.waitForAll()
-            return result
-        }
+        let settings = settings(
+            limits: limits, adapters: adapters, deviceAuthentication: deviceAuthentication, listenKey: listenKey,
+            userBoundTags: userBoundTags, securePush: securePush)
+        return try await run(
+            configuration: HubsConfiguration(server: ServerConfiguration(console: console), hubs: [settings]),
+            adapters: adapters, clock: clock, logger: logger, body)
     }
 
     @discardableResult

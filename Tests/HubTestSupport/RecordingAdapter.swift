@@ -82,10 +82,21 @@ public final class RecordingAdapter: PlatformAdapter, Sendable {
 public struct RecordingAdapterFactory: PlatformAdapterFactory {
     public static let type = "recording"
 
-    public static func makeAdapter(configuration: ConfigurationNode, context: AdapterContext) -> (any PlatformAdapter)? {
+    /// What a `type: recording` entry says.
+    public struct Settings: Sendable, Equatable {
+        public var platform: String
+        public var maximumPayloadBytes: Int
+        public var apiKey: String?
+    }
+
+    public static func settings(from configuration: ConfigurationNode) -> Settings? {
         let platform = configuration.string("platform", default: "test")
         let limit = configuration.integer("maximumPayloadBytes", default: 4096, in: 1...1_000_000)
-        _ = configuration.secret("apiKey")
-        return RecordingAdapter(platform: Platform(platform), limit: limit)
+        let apiKey = configuration.secret("apiKey")
+        return Settings(platform: platform, maximumPayloadBytes: limit, apiKey: apiKey)
+    }
+
+    public static func makeAdapter(settings: Settings, context: AdapterContext) throws(HubError) -> any PlatformAdapter {
+        RecordingAdapter(platform: Platform(settings.platform), limit: settings.maximumPayloadBytes)
     }
 }

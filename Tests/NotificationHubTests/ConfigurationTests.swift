@@ -59,7 +59,7 @@ import Testing
         #expect(hub.limits.tagExpression.maximumTags == 8)
         #expect(hub.delivery.pageSize == 200)
         #expect(hub.delivery.expiredChannelPolicy == .delete)
-        #expect(hub.adapters.platforms == [Platform("test")])
+        #expect(hub.adapters.map(\.type) == ["recording"])
     }
 
     @Test func theConsoleIsOffByDefaultAndItsPathIsNoHubName() throws {
@@ -216,7 +216,7 @@ import Testing
             of: "      tagExpression: {maximumTags: 8}\n", with: "      tagExpression: {maximumTags: 8}\n" + limits)
     }
 
-    func hub(_ section: String, limits: String = "") throws -> (HubConfiguration, [ConfigurationProblem]) {
+    func hub(_ section: String, limits: String = "") throws -> (HubSettings, [ConfigurationProblem]) {
         let configuration = try ConfigurationTests().load(Self.yaml(section, limits: limits))
         return (try #require(configuration.hub(named: "demo")), configuration.warnings)
     }

@@ -114,7 +114,9 @@ public struct AdapterContext: Sendable {
     }
 }
 
-/// Creates adapters of one type from their `hub.yaml` settings.
+/// Creates adapters of one type from their `hub.yaml` settings, in two steps: reading the settings into a value
+/// (which writes nothing and opens no connection), then making an adapter from that value. Equal settings make an
+/// equivalent adapter, which is how a configuration reload tells an adapter to keep from one to replace.
 ///
 /// ```yaml
 /// adapters:
@@ -122,12 +124,91 @@ public struct AdapterContext: Sendable {
 ///     teamId: ABCDE12345
 /// ```
 public protocol PlatformAdapterFactory: Sendable {
+    /// The adapter's settings as read from `hub.yaml`. Credentials read from files are part of the value, so a changed
+    /// key file makes different settings. Settings hold secrets: never log or print them.
+    associatedtype Settings: Sendable, Equatable
+
     /// The `type` key that selects this factory in `hub.yaml`.
     static var type: String { get }
 
-    /// Reads the adapter's settings, recording every problem on `configuration`, and creates the adapter without
-    /// starting it. Returns `nil` when the settings are invalid.
-    static func makeAdapter(configuration: ConfigurationNode, context: AdapterContext) -> (any PlatformAdapter)?
+    /// Reads the adapter's settings, recording every problem on `configuration` (with file, line and column).
+    /// Returns `nil` when the settings are invalid. Reads the files the settings name; writes nothing.
+    static func settings(from configuration: ConfigurationNode) -> Settings?
+
+    /// Makes an adapter, not started, from settings ``settings(from:)`` accepted.
+    static func makeAdapter(settings: Settings, context: AdapterContext) throws(HubError) -> any PlatformAdapter
+}
+
+extension PlatformAdapterFactory {
+    /// Reads the settings and makes the adapter in one step (tests and tools); problems are recorded on
+    /// `configuration`, and `nil` returned when there are any.
+    public static func makeAdapter(configuration: ConfigurationNode, context: AdapterContext) -> (any PlatformAdapter)? {
+        guard let settings = settings(from: configuration) else { return nil }
+        do {
+            return try makeAdapter(settings: settings, context: context)
+        } catch {
+            configuration.report(error.message)
+            return nil
+        }
+    }
+
+    /// Reads the settings as a type-erased ``AdapterSettings`` value.
+    public static func adapterSettings(from configuration: ConfigurationNode) -> AdapterSettings? {
+        settings(from: configuration).map { AdapterSettings(factory: Self.self, settings: $0) }
+    }
+}
+
+/// One adapter's settings, whatever its type: what a hub's configuration holds for each `adapters:` entry. Two values
+/// are equal when they have the same type and equal settings; ``makeAdapter(context:)`` makes the adapter.
+///
+/// An adapter made in code (tests, embedding) is wrapped with ``init(adapter:)``: such settings equal only themselves
+/// wrapping the same adapter object.
+public struct AdapterSettings: Sendable, Equatable {
+    /// The factory's `type` (e.g. `apns`), or `instance` for an adapter made in code.
+    public let type: String
+    /// The settings as text, for digests only (it holds secrets): equal settings, equal text.
+    public let fingerprintText: String
+    private let value: any Sendable
+    private let equals: @Sendable (any Sendable) -> Bool
+    private let make: @Sendable (AdapterContext) throws(HubError) -> any PlatformAdapter
+
+    /// Wraps settings a factory read.
+    public init<Factory: PlatformAdapterFactory>(factory: Factory.Type, settings: Factory.Settings) {
+        type = Factory.type
+        value = settings
+        fingerprintText = String(reflecting: settings)
+        equals = { other in (other as? Factory.Settings) == settings }
+        make = { context throws(HubError) in try Factory.makeAdapter(settings: settings, context: context) }
+    }
+
+    /// Wraps an adapter made in code; ``makeAdapter(context:)`` returns it.
+    public init(adapter: any PlatformAdapter) {
+        type = "instance"
+        fingerprintText = "instance of \(Swift.type(of: adapter))"
+        let box = AdapterInstance(adapter: adapter)
+        value = box
+        equals = { other in (other as? AdapterInstance)?.isSame(as: box) ?? false }
+        make = { _ in adapter }
+    }
+
+    /// Makes the adapter (not started).
+    public func makeAdapter(context: AdapterContext) throws(HubError) -> any PlatformAdapter {
+        try make(context)
+    }
+
+    public static func == (lhs: AdapterSettings, rhs: AdapterSettings) -> Bool {
+        lhs.type == rhs.type && lhs.equals(rhs.value)
+    }
+}
+
+/// An adapter made in code, compared by object identity (or never equal for a value type).
+private struct AdapterInstance: Sendable {
+    let adapter: any PlatformAdapter
+
+    func isSame(as other: AdapterInstance) -> Bool {
+        guard Swift.type(of: adapter) is AnyObject.Type, Swift.type(of: other.adapter) is AnyObject.Type else { return false }
+        return (adapter as AnyObject) === (other.adapter as AnyObject)
+    }
 }
 
 /// The adapter factories a hub process knows, keyed by their `type`.

@@ -20,13 +20,19 @@ public final class ConfigurationNode {
         let file: String
         let directory: String
         let environment: [String: String]
+        /// Files that will exist when the configuration is used but may not yet (the emulators' material), by
+        /// resolved path; read instead of the disk.
+        var pendingFiles: [String: Data]
         var problems: [ConfigurationProblem] = []
         var warnings: [ConfigurationProblem] = []
+        /// Every file a reader asked for, by resolved path.
+        var referencedFiles: Set<String> = []
 
-        init(file: String, environment: [String: String]) {
+        init(file: String, environment: [String: String], pendingFiles: [String: Data] = [:]) {
             self.file = file
             self.directory = (file as NSString).deletingLastPathComponent
             self.environment = environment
+            self.pendingFiles = pendingFiles
         }
     }
 
@@ -57,6 +63,24 @@ public final class ConfigurationNode {
     public func resolvePath(_ path: String) -> String {
         if path.hasPrefix("/") || source.directory.isEmpty { return path }
         return (source.directory as NSString).appendingPathComponent(path)
+    }
+
+    /// Every file read through ``readFile(_:)`` so far (keys, service accounts, certificates), by resolved path: what
+    /// a running hub watches besides the configuration file itself.
+    public var referencedFiles: Set<String> { source.referencedFiles }
+
+    /// Adds files that will exist when the configuration is used (the emulators' material), by resolved path: read
+    /// from memory while they are not on disk.
+    public func addPendingFiles(_ files: [String: Data]) {
+        source.pendingFiles.merge(files) { first, _ in first }
+    }
+
+    /// Reads a file a setting names (`path` relative to the configuration file), recording it as referenced. Files the
+    /// emulators will write (``pendingFiles``) are read from memory when they are not on disk yet. Never writes.
+    public func readFile(_ path: String) -> Data? {
+        let resolved = resolvePath(path)
+        source.referencedFiles.insert(resolved)
+        return FileManager.default.contents(atPath: resolved) ?? source.pendingFiles[resolved]
     }
 
     /// Records a problem at this node (or where it would be).
@@ -322,7 +346,7 @@ public final class ConfigurationNode {
             rejectUnknownKeys()
             if let file {
                 let path = resolvePath(file)
-                guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+                guard let data = readFile(file), let text = String(data: data, encoding: .utf8)
                 else {
                     report("cannot read secret file '\(path)'")
                     return nil

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A parsed configuration document, independent of the parser that read it: scalars, mappings and lists, each with
 /// its position in the file.
 ///
@@ -139,12 +141,35 @@ extension ConfigurationNode {
     typealias Mark = ConfigurationTree.Mark
 
     /// The root node of a parsed file: `tree` (or `nil` when the file could not be parsed, with `problems` saying
-    /// why). `${NAME}` references resolve from `environment`; relative paths from the file's folder.
+    /// why). `${NAME}` references resolve from `environment`; relative paths from the file's folder. Files named in
+    /// `pendingFiles` (by resolved path) are read from memory when they are not on disk yet: what the emulators write
+    /// when they start, so that a file is validated before anything is written.
     public static func root(
-        _ tree: ConfigurationTree?, file: String, environment: [String: String], problems: [ConfigurationProblem] = []
+        _ tree: ConfigurationTree?, file: String, environment: [String: String], problems: [ConfigurationProblem] = [],
+        pendingFiles: [String: Data] = [:]
     ) -> ConfigurationNode {
-        let source = Source(file: file, environment: environment)
+        let source = Source(file: file, environment: environment, pendingFiles: pendingFiles)
         source.problems = problems
         return ConfigurationNode(node: tree, source: source, keyPath: "", fallbackMark: nil)
+    }
+}
+
+extension ConfigurationTree {
+    /// The same tree without positions: two of them are equal when the text says the same, wherever it stands.
+    public var withoutPositions: ConfigurationTree {
+        switch self {
+        case .scalar(let scalar): .scalar(Scalar(scalar.string, style: scalar.style))
+        case .mapping(let mapping):
+            .mapping(Mapping(mapping.pairs.map { Pair(key: $0.key.withoutPositions, value: $0.value.withoutPositions) }))
+        case .sequence(let sequence): .sequence(Sequence(sequence.elements.map(\.withoutPositions)))
+        case .unsupported: .unsupported(nil)
+        }
+    }
+}
+
+extension ConfigurationNode {
+    /// The node's content without positions, or `nil` when it is absent: to tell whether a section changed.
+    public var tree: ConfigurationTree? {
+        isPresent ? node?.withoutPositions : nil
     }
 }

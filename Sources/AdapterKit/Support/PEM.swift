@@ -29,7 +29,7 @@ extension ConfigurationNode {
     public func caCertificatePEM(_ key: String = "caCertificate") -> String? {
         guard let path = string(key) else { return nil }
         let resolved = resolvePath(path)
-        guard let data = FileManager.default.contents(atPath: resolved) else {
+        guard let data = readFile(path) else {
             child(key).report("cannot read the PEM CA certificate file '\(resolved)'")
             return nil
         }

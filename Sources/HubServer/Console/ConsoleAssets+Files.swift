@@ -719,6 +719,16 @@ async function showHub() {
   every(5000, renderHub);
 }
 
+function lastReload(configuration) {
+  const reload = configuration.lastReload;
+  if (!reload) return 'none since start';
+  let text = `${reload.result} at ${formatTime(reload.at)}`;
+  if (reload.problems) text += ` (${reload.problems} problem${reload.problems === 1 ? '' : 's'}: the running configuration stays)`;
+  const restart = configuration.restartRequired || [];
+  if (restart.length) text += `; needs a restart: ${restart.join(', ')}`;
+  return text;
+}
+
 async function renderHub() {
   const { data } = await api('GET', '/description');
   session.description = data;
@@ -732,6 +742,7 @@ async function renderHub() {
     ['Secure push', data.securePush ? 'on' : 'off'],
     ['Feedback webhook', data.feedbackWebhook ? 'on' : 'off'],
     ['Configuration loaded', formatTime(data.configuration.loadedAt)],
+    ['Last reload', lastReload(data.configuration)],
   ]);
   const stateKinds = { idle: '', delivering: 'good', failing: 'bad' };
   fill($('hub-adapters').tBodies[0], data.adapters.map((adapter) => h('tr', {},

@@ -72,6 +72,9 @@ struct DescriptionController {
 
         struct Configuration: Encodable {
             var loadedAt: Date
+            var sha256: String
+            var lastReload: ConfigurationStatus.Reload?
+            var restartRequired: [String]
         }
 
         var name: String
@@ -138,9 +141,12 @@ struct DescriptionController {
             }
         let delivery = configuration.delivery
         let limits = configuration.limits
+        let status = api.status.snapshot
         return HubDescription(
             name: hub.name,
-            configuration: .init(loadedAt: api.configurationLoadedAt),
+            configuration: .init(
+                loadedAt: status.loadedAt, sha256: status.sha256, lastReload: status.lastReload,
+                restartRequired: status.restartRequired),
             platforms: configuration.adapters.platforms.map(\.name),
             formats: configuration.adapters.formats.map(\.name),
             adapters: adapters,

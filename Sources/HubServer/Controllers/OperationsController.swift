@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import NIOCore
 import Prometheus
@@ -6,11 +7,17 @@ import Prometheus
 struct OperationsController {
     let api: HubAPI
 
+    /// What `/healthz` answers.
+    struct Health: Encodable {
+        var status: String
+        var config: ConfigurationStatus.Snapshot
+    }
+
     func addRoutes(to routes: Routes) {
+        let status = api.status
         routes.on(.get, "healthz") { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "application/json"],
-                body: .init(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
+            // The running configuration: its file's hash, when it was loaded and how the last reload went. No secret.
+            try api.json(Health(status: "ok", config: status.snapshot))
         }
         let metrics = api.metrics
         routes.on(.get, "metrics") { _, _ in

@@ -4,11 +4,14 @@ import Yams
 extension ConfigurationNode {
     /// Parses YAML text into a root node. Syntax errors are reported as problems.
     public static func parse(
-        yaml: String, file: String, environment: [String: String] = ProcessInfo.processInfo.environment
+        yaml: String, file: String, environment: [String: String] = ProcessInfo.processInfo.environment,
+        pendingFiles: [String: Data] = [:]
     ) -> ConfigurationNode {
         do {
             let root = try Yams.compose(yaml: yaml)
-            return .root(root.map(ConfigurationTree.init) ?? .mapping(.init([])), file: file, environment: environment)
+            return .root(
+                root.map(ConfigurationTree.init) ?? .mapping(.init([])), file: file, environment: environment,
+                pendingFiles: pendingFiles)
         } catch let error as YamlError {
             return .root(nil, file: file, environment: environment, problems: [problem(from: error, file: file)])
         } catch {
@@ -21,7 +24,8 @@ extension ConfigurationNode {
 
     /// Reads and parses a configuration file.
     public static func load(
-        file: String, environment: [String: String] = ProcessInfo.processInfo.environment
+        file: String, environment: [String: String] = ProcessInfo.processInfo.environment,
+        pendingFiles: [String: Data] = [:]
     ) -> ConfigurationNode {
         guard let data = FileManager.default.contents(atPath: file) else {
             return .root(
@@ -39,7 +43,7 @@ extension ConfigurationNode {
                     ConfigurationProblem(file: file, line: 0, column: 0, keyPath: "", message: "the file is not UTF-8 text")
                 ])
         }
-        return parse(yaml: text, file: file, environment: environment)
+        return parse(yaml: text, file: file, environment: environment, pendingFiles: pendingFiles)
     }
 
     private static func problem(from error: YamlError, file: String) -> ConfigurationProblem {

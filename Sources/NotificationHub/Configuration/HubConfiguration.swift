@@ -1,19 +1,41 @@
+import Crypto
 import Foundation
-import Logging
 
-/// The whole `hub.yaml`: server settings and one or more hubs.
-public struct HubsConfiguration: Sendable {
+/// The whole `hub.yaml` as a value: server settings and one or more hubs' settings.
+///
+/// Reading a file produces plain values and has no side effect: no adapter is made, no connection opened, nothing
+/// written. ``HubRuntime`` (in `HubServer`) builds the running services from these values, and a running hub
+/// compares a reloaded value with the one it runs to decide what to apply.
+public struct HubsConfiguration: Sendable, Equatable {
     /// Where the API listens.
     public var server: ServerConfiguration
     /// The hubs, in file order.
-    public var hubs: [HubConfiguration]
+    public var hubs: [HubSettings]
     /// The file it was read from.
     public var file: String
     /// Settings that work but deserve a look (deprecated keys, risky combinations), with file:line:col and key path.
     /// `hub validate` prints them and `hub serve` logs them.
     public var warnings: [ConfigurationProblem]
+    /// Every file the settings read (keys, service accounts, certificates), by resolved path: a running hub reloads
+    /// when one of them changes.
+    public var referencedFiles: [String]
+    /// The `emulators:` section as written (positions left out), or `nil` without one: it needs a restart to change.
+    public var emulators: ConfigurationTree?
+    /// The SHA-256 of the file's bytes, in hex (empty for a configuration not read from a file).
+    public var sha256: String
 
-    /// Reads and validates a configuration, creating (but not starting) every adapter.
+    /// Creates a configuration in code (tests, benchmarks, embedding).
+    public init(server: ServerConfiguration = ServerConfiguration(), hubs: [HubSettings], file: String = "") {
+        self.server = server
+        self.hubs = hubs
+        self.file = file
+        self.warnings = []
+        self.referencedFiles = []
+        self.emulators = nil
+        self.sha256 = ""
+    }
+
+    /// Reads and validates a configuration into values. Makes no adapter, opens nothing, writes nothing.
     ///
     /// - Parameters:
     ///   - root: The parsed file.
@@ -21,13 +43,14 @@ public struct HubsConfiguration: Sendable {
     ///   - reservedSections: Top-level keys read by someone else (e.g. `emulators`), accepted without checks here.
     /// - Throws: ``ConfigurationError`` with every problem found.
     public init(
-        root: ConfigurationNode, registry: AdapterRegistry, reservedSections: [String] = ["emulators"],
-        logger: Logger = Logger(label: "hub.configuration")
+        root: ConfigurationNode, registry: AdapterRegistry, reservedSections: [String] = ["emulators"]
     ) throws(ConfigurationError) {
         for section in reservedSections { _ = root.child(section) }
         self.file = root.file
+        self.sha256 = ""
+        self.emulators = root.child("emulators").tree
         self.server = ServerConfiguration(root.child("server"))
-        var hubs: [HubConfiguration] = []
+        var hubs: [HubSettings] = []
         let hubsNode = root.child("hubs")
         if !hubsNode.isPresent, root.problems.isEmpty {
             hubsNode.report("missing required key 'hubs'; declare at least one hub")
@@ -37,18 +60,17 @@ public struct HubsConfiguration: Sendable {
             if server.console, name.lowercased() == "console" {
                 node.report("the hub name 'console' is the admin console's path while server.console is on; rename the hub")
             }
-            if let hub = HubConfiguration(name: name, node: node, registry: registry, logger: logger) {
-                // Two hubs on one store would share each other's installations and notifications.
-                if let identity = hub.storage.identity {
-                    if let other = stores[identity] {
-                        node.child("storage").report(
-                            "hub '\(name)' uses the same store as hub '\(other)'; give each hub its own SQLite file or PostgreSQL schema")
-                    } else {
-                        stores[identity] = name
-                    }
+            let hub = HubSettings(name: name, node: node, registry: registry)
+            // Two hubs on one store would share each other's installations and notifications.
+            if let identity = hub.storage.identity {
+                if let other = stores[identity] {
+                    node.child("storage").report(
+                        "hub '\(name)' uses the same store as hub '\(other)'; give each hub its own SQLite file or PostgreSQL schema")
+                } else {
+                    stores[identity] = name
                 }
-                hubs.append(hub)
             }
+            hubs.append(hub)
         }
         if hubsNode.isPresent, hubs.isEmpty, root.problems.isEmpty {
             hubsNode.report("declare at least one hub")
@@ -57,19 +79,33 @@ public struct HubsConfiguration: Sendable {
         try root.throwIfProblems()
         self.hubs = hubs
         self.warnings = root.warnings
+        self.referencedFiles = root.referencedFiles.sorted()
     }
 
-    /// Loads and validates a file.
+    /// Loads and validates a file. Writes nothing.
+    ///
+    /// - Parameter pendingFiles: Given the `emulators:` section, the files its emulators will write (by resolved
+    ///   path), read from memory while they are not on disk, so that adapters that use them validate before anything
+    ///   is written (`EmulatorSection.pendingFiles` in `PushEmulator`).
     public static func load(
-        file: String, registry: AdapterRegistry, environment: [String: String] = ProcessInfo.processInfo.environment
+        file: String, registry: AdapterRegistry, environment: [String: String] = ProcessInfo.processInfo.environment,
+        pendingFiles: (ConfigurationNode) -> [String: Data] = { _ in [:] }
     ) throws(ConfigurationError) -> HubsConfiguration {
         let root = ConfigurationNode.load(file: file, environment: environment)
         try root.throwIfProblems()
-        return try HubsConfiguration(root: root, registry: registry)
+        root.addPendingFiles(pendingFiles(root.child("emulators")))
+        var configuration = try HubsConfiguration(root: root, registry: registry)
+        configuration.sha256 = Self.sha256(ofFile: file) ?? ""
+        return configuration
     }
 
-    /// The hub with a name.
-    public func hub(named name: String) -> HubConfiguration? {
+    /// The SHA-256 of a file's bytes in hex, or `nil` when it cannot be read.
+    public static func sha256(ofFile path: String) -> String? {
+        FileManager.default.contents(atPath: path).map { SHA256.hash(data: $0).map { String(format: "%02x", $0) }.joined() }
+    }
+
+    /// The settings of the hub with a name.
+    public func hub(named name: String) -> HubSettings? {
         hubs.first { $0.name == name }
     }
 }
@@ -163,33 +199,22 @@ public struct ServerConfiguration: Sendable, Hashable {
     }
 }
 
-/// One hub: its keys, store, limits, delivery settings and adapters.
+/// One running hub's configuration: its settings (a value read from `hub.yaml` or made in code) and the adapters
+/// made from them. Every setting reads through: `configuration.keys` is `configuration.settings.keys`.
+@dynamicMemberLookup
 public struct HubConfiguration: Sendable {
-    /// The hub's name, the first path segment of its API.
-    public var name: String
-    /// Shared access keys.
-    public var keys: [AccessKey]
-    /// Where installations and notifications are kept.
-    public var storage: StorageConfiguration
-    /// Validation limits.
-    public var limits: HubLimits
-    /// Fan-out settings.
-    public var delivery: DeliveryConfiguration
-    /// The platform adapters, created but not started.
+    /// The hub's settings.
+    public var settings: HubSettings
+    /// The platform adapters made from ``HubSettings/adapters``.
     public var adapters: AdapterSet
-    /// How device apps' bearer tokens (JWT) are verified; `nil` when the hub accepts none. Secure push reads need
-    /// it; with it, devices may also register as their user.
-    public var deviceAuthentication: DeviceAuthentication?
-    /// The tag namespaces that name a user (`username:`, `user:`).
-    public var userBoundTags: UserBoundTags
-    /// What the Listen key may do with user ids and user-bound tags.
-    public var listenKey: ListenKeyPolicy
-    /// Secure push settings; `nil` turns the secure notification endpoints off.
-    public var securePush: SecurePushConfiguration?
-    /// Where failed deliveries are posted, if anywhere.
-    public var feedbackWebhook: FeedbackWebhookConfiguration?
 
-    /// Creates a hub configuration in code (tests, embedding).
+    /// Pairs settings with the adapters made from them.
+    public init(settings: HubSettings, adapters: AdapterSet) {
+        self.settings = settings
+        self.adapters = adapters
+    }
+
+    /// Creates a hub configuration in code (tests, embedding), around adapters made in code.
     public init(
         name: String, keys: [AccessKey] = [], storage: StorageConfiguration = .memory, limits: HubLimits = HubLimits(),
         delivery: DeliveryConfiguration = DeliveryConfiguration(), adapters: AdapterSet,
@@ -197,79 +222,17 @@ public struct HubConfiguration: Sendable {
         listenKey: ListenKeyPolicy = ListenKeyPolicy(), securePush: SecurePushConfiguration? = nil,
         feedbackWebhook: FeedbackWebhookConfiguration? = nil
     ) {
-        self.deviceAuthentication = deviceAuthentication
-        self.userBoundTags = userBoundTags
-        self.listenKey = listenKey
-        self.securePush = securePush
-        self.feedbackWebhook = feedbackWebhook
-        self.name = name
-        self.keys = keys
-        self.storage = storage
-        self.limits = limits
-        self.delivery = delivery
+        self.settings = HubSettings(
+            name: name, keys: keys, storage: storage, limits: limits, delivery: delivery,
+            adapters: adapters.adapters.map { AdapterSettings(adapter: $0) }, deviceAuthentication: deviceAuthentication,
+            userBoundTags: userBoundTags, listenKey: listenKey, securePush: securePush, feedbackWebhook: feedbackWebhook)
         self.adapters = adapters
     }
 
-    static func isValidName(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, name.unicodeScalars.count <= 50 else { return false }
-        let allowed = { (scalar: Unicode.Scalar) in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))
-        }
-        return allowed(first) && name.unicodeScalars.allSatisfy { allowed($0) || "._-".unicodeScalars.contains($0) }
-    }
-
-    init?(name: String, node: ConfigurationNode, registry: AdapterRegistry, logger: Logger) {
-        self.name = name
-        if !Self.isValidName(name) {
-            node.report("hub name '\(name)' must be 1–50 letters, digits, '.', '_' or '-', starting with a letter or digit")
-        }
-        let keysNode = node.child("keys")
-        keys = keysNode.elements().compactMap(AccessKey.init)
-        if keys.isEmpty { keysNode.report("declare at least one access key (name, rights, primaryKey)") }
-        let names = keys.map(\.name)
-        if Set(names).count != names.count { keysNode.report("access key names must be unique") }
-        storage = StorageConfiguration(node.child("storage"), hubName: name)
-        limits = HubLimits(node.child("limits"))
-        delivery = DeliveryConfiguration(node.child("delivery"))
-        if case .postgres = storage, !node.child("delivery").child("partitions").isPresent { delivery.partitions = 4 }
-        deviceAuthentication = DeviceAuthentication.read(hub: node)
-        userBoundTags = UserBoundTags(hub: node)
-        listenKey = ListenKeyPolicy(node.child("listenKey"))
-        let securePushNode = node.child("securePush")
-        securePush = SecurePushConfiguration(securePushNode, deviceTokensConfigured: deviceAuthentication != nil)
-        if securePushNode.isPresent, listenKey.userBoundTags == .allow, !userBoundTags.prefixes.isEmpty {
-            node.child("listenKey").warn(
-                "secure push is on while the Listen key may register user-bound tags (\(userBoundTags.prefixes.joined(separator: ", "))): anyone who extracts the Listen key from the app can register a device tagged \(userBoundTags.prefixes[0])<someone> and receive that user's secure notification ids; set listenKey.userBoundTags: deny and let devices register with their user's token (docs/registering-devices.md)")
-        }
-        feedbackWebhook = FeedbackWebhookConfiguration(feedback: node.child("feedback"))
-
-        var adapters: [any PlatformAdapter] = []
-        let adaptersNode = node.child("adapters")
-        for adapterNode in adaptersNode.elements() {
-            guard let type = adapterNode.string("type", required: true) else { continue }
-            guard let factory = registry.factory(for: type) else {
-                adapterNode.child("type").report(
-                    "unknown adapter type '\(type)'; this hub knows: \(registry.types.joined(separator: ", "))")
-                continue
-            }
-            var adapterLogger = logger
-            adapterLogger[metadataKey: "hub.name"] = .string(name)
-            adapterLogger[metadataKey: "adapter.type"] = .string(type)
-            if let adapter = factory.makeAdapter(
-                configuration: adapterNode, context: AdapterContext(hubName: name, logger: adapterLogger))
-            {
-                adapters.append(adapter)
-            }
-            adapterNode.rejectUnknownKeys()
-        }
-        if !adaptersNode.isPresent { adaptersNode.report("declare at least one adapter") }
-        node.rejectUnknownKeys()
-        do {
-            self.adapters = try AdapterSet(adapters)
-        } catch {
-            adaptersNode.report(error.message)
-            return nil
-        }
+    /// A setting of ``settings``.
+    public subscript<Value>(dynamicMember keyPath: WritableKeyPath<HubSettings, Value>) -> Value {
+        get { settings[keyPath: keyPath] }
+        set { settings[keyPath: keyPath] = newValue }
     }
 }
 

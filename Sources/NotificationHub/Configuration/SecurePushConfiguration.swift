@@ -88,3 +88,13 @@ public struct SecurePushConfiguration: Sendable {
             maximumTimeToLiveSeconds: maximumTTL, apnsStyle: style, alertText: alertText, purgeIntervalSeconds: purge)
     }
 }
+
+extension SecurePushConfiguration: Equatable {
+    /// Equal when every setting is, the encryption key's bytes included.
+    public static func == (lhs: SecurePushConfiguration, rhs: SecurePushConfiguration) -> Bool {
+        lhs.encryptionKey.withUnsafeBytes { Array($0) } == rhs.encryptionKey.withUnsafeBytes { Array($0) }
+            && lhs.defaultTimeToLiveSeconds == rhs.defaultTimeToLiveSeconds
+            && lhs.maximumTimeToLiveSeconds == rhs.maximumTimeToLiveSeconds && lhs.apnsStyle == rhs.apnsStyle
+            && lhs.alertText == rhs.alertText && lhs.purgeIntervalSeconds == rhs.purgeIntervalSeconds
+    }
+}

@@ -8,17 +8,21 @@ import Synchronization
 ///
 /// `run()` leases accepted notifications from the notification store and fans them out until graceful shutdown,
 /// then closes the database. The hub's adapters are separate services that must run while it does.
+///
+/// The configuration can be replaced while the hub runs (``apply(_:)``): every request and every claimed
+/// notification reads the configuration current when it starts, and keeps it to the end (its keys, limits, delivery
+/// settings and adapters). The store cannot change.
 public final class Hub: Service, Sendable {
-    /// The hub's configuration.
-    public let configuration: HubConfiguration
+    /// The hub's configuration now; a reload replaces it (``apply(_:)``).
+    public var configuration: HubConfiguration { state.withLock { $0.configuration } }
+    /// The fan-out engine of the current configuration.
+    public var dispatcher: Dispatcher { state.withLock { $0.dispatcher } }
     /// Installations.
     public let installations: any InstallationStore
     /// Notifications and telemetry.
     public let notifications: any NotificationStore
     /// Secure notifications (payloads kept in the hub).
     public let secureNotifications: any SecureNotificationStore
-    /// The fan-out engine.
-    public let dispatcher: Dispatcher
     /// Deliveries per second over the last hour, by platform and outcome.
     public let deliveryRates = DeliveryRates()
     /// This node's name (``HubNode/name``).
@@ -37,6 +41,15 @@ public final class Hub: Service, Sendable {
     let membership = Mutex(Membership())
     /// The partitions this process is delivering (`id#partition`).
     private let active = Mutex<Set<String>>([])
+    /// The configuration, its dispatcher and the generation that counts the work using them.
+    private let state: Mutex<State>
+
+    /// A configuration in use, with what was made from it.
+    struct State: Sendable {
+        var configuration: HubConfiguration
+        var dispatcher: Dispatcher
+        var generation: ConfigurationGeneration
+    }
 
     /// Creates a hub over given stores.
     public init(
@@ -44,7 +57,6 @@ public final class Hub: Service, Sendable {
         secureNotifications: any SecureNotificationStore, database: (any HubDatabase)? = nil,
         clock: any WallClock = SystemWallClock(), nodeName: String = HubNode.defaultName, logger: Logger
     ) {
-        self.configuration = configuration
         self.installations = installations
         self.notifications = notifications
         self.secureNotifications = secureNotifications
@@ -57,9 +69,48 @@ public final class Hub: Service, Sendable {
         logger[metadataKey: "hub.name"] = .string(configuration.name)
         logger[metadataKey: "hub.node"] = .string(nodeName)
         self.logger = logger
-        self.dispatcher = Dispatcher(
-            store: installations, adapters: configuration.adapters, configuration: configuration.delivery, clock: clock,
-            logger: logger)
+        self.state = Mutex(
+            State(
+                configuration: configuration,
+                dispatcher: Dispatcher(
+                    store: installations, adapters: configuration.adapters, configuration: configuration.delivery,
+                    clock: clock, logger: logger),
+                generation: ConfigurationGeneration()))
+    }
+
+    /// Replaces the hub's configuration: the next request and the next claimed notification use it, while those
+    /// under way finish on the one they started with. The store must be the same.
+    ///
+    /// - Returns: The generation of the replaced configuration, whose ``ConfigurationGeneration/drained()`` returns
+    ///   once no notification or test send is using it any more (then its replaced adapters can be shut down).
+    @discardableResult
+    public func apply(_ configuration: HubConfiguration) -> ConfigurationGeneration {
+        let installations = self.installations
+        let clock = self.clock
+        let logger = self.logger
+        return state.withLock { state in
+            let old = state.generation
+            let keepDispatcher =
+                state.configuration.delivery == configuration.delivery
+                && state.configuration.settings.adapters == configuration.settings.adapters
+            let dispatcher =
+                keepDispatcher
+                ? state.dispatcher
+                : Dispatcher(
+                    store: installations, adapters: configuration.adapters, configuration: configuration.delivery,
+                    clock: clock, logger: logger)
+            state = State(configuration: configuration, dispatcher: dispatcher, generation: ConfigurationGeneration())
+            old.retire()
+            return old
+        }
+    }
+
+    /// The current state, counted as in use until `leave` is called on its generation.
+    func enterCurrent() -> State {
+        state.withLock { state in
+            state.generation.enter()
+            return state
+        }
     }
 
     /// Opens the hub's embedded database and creates the hub.
@@ -78,6 +129,11 @@ public final class Hub: Service, Sendable {
 
     /// The hub's name.
     public var name: String { configuration.name }
+
+    /// Closes the store of a hub that never ran (``run()`` closes it otherwise).
+    public func close() async throws {
+        try await database?.close()
+    }
 
     // MARK: Installations
 
@@ -145,8 +201,10 @@ public final class Hub: Service, Sendable {
     /// Validates a notification and delivers it at once to at most 10 matching devices, returning each outcome.
     /// Nothing is stored.
     public func testSend(_ notification: Notification) async throws -> [TestSendResult] {
-        try configuration.adapters.validate(notification: notification)
-        return try await dispatcher.testSend(notification, limit: 10)
+        let current = enterCurrent()
+        defer { current.generation.leave() }
+        try current.configuration.adapters.validate(notification: notification)
+        return try await current.dispatcher.testSend(notification, limit: 10)
     }
 
     /// Parses a tag expression with this hub's limits.
@@ -237,11 +295,13 @@ public final class Hub: Service, Sendable {
         try await secureNotifications.purge(expiredBefore: clock.now())
     }
 
-    /// Purges expired secure notifications periodically until graceful shutdown.
-    func purgeLoop(interval: Double) async {
+    /// Purges expired secure notifications periodically, while secure push is configured, until graceful shutdown.
+    func purgeLoop() async {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
+                let interval = configuration.securePush?.purgeIntervalSeconds ?? 60
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(interval)) }
+                guard configuration.securePush != nil else { continue }
                 let purged = try await purgeExpiredSecureNotifications()
                 if purged > 0 { logger.info("purged expired secure notifications", metadata: ["count": "\(purged)"]) }
             } catch is CancellationError {
@@ -262,25 +322,26 @@ public final class Hub: Service, Sendable {
     public func run() async throws {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                if let securePush = configuration.securePush {
-                    group.addTask { await self.purgeLoop(interval: securePush.purgeIntervalSeconds) }
-                }
+                group.addTask { await self.purgeLoop() }
                 // Join before the first claim, so that the split of a new notification counts this node.
                 await self.beat()
                 group.addTask { await self.heartbeatLoop() }
                 group.addTask { await self.listenLoop() }
-                let limit = configuration.delivery.parallelNotifications
                 var failures = 0
                 while !Task.isCancelled && !Task.isShuttingDownGracefully {
-                    // Claim as many due notifications as there is room for, a batch per transaction.
-                    while case let room = limit - inFlight.withLock({ $0 }), room > 0, !Task.isShuttingDownGracefully {
+                    // Claim as many due notifications as there is room for, a batch per transaction. The delivery
+                    // settings are read at every claim, so a reload applies to the next claimed notification.
+                    while case let delivery = configuration.delivery,
+                        case let room = delivery.parallelNotifications - inFlight.withLock({ $0 }), room > 0,
+                        !Task.isShuttingDownGracefully
+                    {
                         let claims: [Claim]
                         do {
                             claims = try await notifications.claim(
                                 ClaimRequest(
-                                    owner: owner, leaseSeconds: self.leaseSeconds, now: clock.now(),
-                                    partitionsPerNode: configuration.delivery.partitions,
-                                    splitAbove: configuration.delivery.pageSize, limit: min(room, Self.claimBatch)))
+                                    owner: owner, leaseSeconds: delivery.leaseSeconds, now: clock.now(),
+                                    partitionsPerNode: delivery.partitions,
+                                    splitAbove: delivery.pageSize, limit: min(room, Self.claimBatch)))
                             if failures > 0 {
                                 logger.notice("claiming again: the database answers", metadata: ["hub.failedClaims": "\(failures)"])
                                 failures = 0
@@ -351,8 +412,10 @@ public final class Hub: Service, Sendable {
     /// Checkpoints are committed as the fan-out goes, except the last (the one without a resume cursor), which is
     /// returned so that it is committed together with the partition's finish.
     private func deliver(
-        _ work: DeliveryWork, abandonAfter window: Duration
+        _ work: DeliveryWork, using current: State, abandonAfter window: Duration
     ) async throws -> (summary: DispatchSummary, last: DispatchCheckpoint) {
+        let leaseSeconds = current.configuration.delivery.leaseSeconds
+        let dispatcher = current.dispatcher
         let id = work.record.notification.id
         let partition = work.partition
         let owner = self.owner
@@ -362,20 +425,20 @@ public final class Hub: Service, Sendable {
         let summary = try await withThrowingTaskGroup(of: DispatchSummary?.self) { group in
             group.addTask {
                 while true {
-                    try await Task.sleep(for: .seconds(self.leaseSeconds / 4))
+                    try await Task.sleep(for: .seconds(leaseSeconds / 4))
                     // A renewal that has not answered within half the lease stops the fan-out: three quarters of the
                     // lease after the last renewal at most, before the lease could have run out and another node
                     // taken the partition over.
-                    let renewed = try await withTimeLimit(.seconds(self.leaseSeconds / 2), timeout: lost) {
+                    let renewed = try await withTimeLimit(.seconds(leaseSeconds / 2), timeout: lost) {
                         try await store.renewLease(
-                            id: id, partition: partition, owner: owner, leaseSeconds: self.leaseSeconds,
+                            id: id, partition: partition, owner: owner, leaseSeconds: leaseSeconds,
                             now: self.clock.now())
                     }
                     guard renewed else { throw lost }
                 }
             }
             group.addTask {
-                try await self.dispatcher.dispatch(
+                try await dispatcher.dispatch(
                     work.record.notification, resumingAfter: work.resumeAfter, upTo: work.upperBound, abandonAfter: window
                 ) { checkpoint in
                     // Pages finished after the fan-out was stopped may hold retries cut short: not committed.
@@ -429,6 +492,10 @@ public final class Hub: Service, Sendable {
     }
 
     func process(_ work: DeliveryWork) async {
+        // The configuration of the claim is kept to the end of the fan-out; a reload waits for it before it shuts
+        // down adapters it replaced.
+        let current = enterCurrent()
+        defer { current.generation.leave() }
         let record = work.record
         let id = record.notification.id
         let partition = work.partition
@@ -453,10 +520,10 @@ public final class Hub: Service, Sendable {
                 logger.info("resuming a fan-out", metadata: ["notification.resumedAfter": "start"])
             }
             let elapsed = record.startTime.map { started.timeIntervalSince($0) } ?? 0
-            let window = Duration.seconds(max(0, configuration.delivery.abandonAfterSeconds - elapsed))
+            let window = Duration.seconds(max(0, current.configuration.delivery.abandonAfterSeconds - elapsed))
             // Graceful shutdown stops the fan-out like a crash would, but at once: nothing more is committed, and
             // the lease is handed back below so that the next worker resumes from the last checkpoint right away.
-            (summary, last) = try await cancelWhenGracefulShutdown { try await self.deliver(work, abandonAfter: window) }
+            (summary, last) = try await cancelWhenGracefulShutdown { try await self.deliver(work, using: current, abandonAfter: window) }
         } catch {
             if Task.isShuttingDownGracefully {
                 try? await notifications.releaseLease(id: id, partition: partition, owner: owner, now: clock.now())

@@ -94,6 +94,13 @@ public enum APNsEmulatorFactory: PlatformEmulatorFactory {
             tls: context.tls, logger: context.logger)
     }
 
+    /// The signing key, made in memory when `apns-auth-key.p8` is not written yet.
+    public static func pendingFiles(configuration: ConfigurationNode, directory: String) -> [String: Data] {
+        let path = (directory as NSString).appendingPathComponent(keyFileName)
+        guard !FileManager.default.fileExists(atPath: path) else { return [:] }
+        return [path: Data(P256.Signing.PrivateKey().pemRepresentation.utf8)]
+    }
+
     /// Reads `<directory>/apns-auth-key.p8`, or generates a P-256 key and writes it there (mode 0600).
     public static func loadOrCreateKey(directory: String) throws -> P256.Signing.PrivateKey {
         let path = (directory as NSString).appendingPathComponent(keyFileName)

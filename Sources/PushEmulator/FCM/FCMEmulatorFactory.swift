@@ -43,6 +43,26 @@ public enum FCMEmulatorFactory: PlatformEmulatorFactory {
         return emulator
     }
 
+    /// The service-account JSON (and its key), made in memory when `fcm-service-account.json` is not written yet.
+    public static func pendingFiles(configuration: ConfigurationNode, directory: String) -> [String: Data] {
+        let path = (directory as NSString).appendingPathComponent("fcm-service-account.json")
+        guard !FileManager.default.fileExists(atPath: path) else { return [:] }
+        let port = configuration.integer("port", default: 4444, in: 0...65535)
+        let projectID = configuration.string("projectId", default: "demo-project")
+        let host = configuration.string("host", default: "127.0.0.1")
+        let keyPath = (directory as NSString).appendingPathComponent("fcm-service-account-key.pem")
+        let key =
+            FileManager.default.contents(atPath: keyPath).flatMap {
+                try? _RSA.Signing.PrivateKey(pemRepresentation: String(decoding: $0, as: UTF8.self))
+            } ?? (try? _RSA.Signing.PrivateKey(keySize: .bits2048))
+        guard let key else { return [:] }
+        let json = serviceAccountJSON(
+            projectID: projectID, privateKeyID: String(SHA256Digest.hex(key.publicKey.derRepresentation).prefix(40)),
+            privateKey: key, clientEmail: "notification-hub@\(projectID).iam.gserviceaccount.com",
+            tokenURI: "https://\(host):\(port)/token")
+        return [path: Data(json.utf8)]
+    }
+
     /// The RSA key in `<directory>/fcm-service-account-key.pem`, generated and written when missing.
     public static func loadOrGenerateKey(directory: String) throws -> _RSA.Signing.PrivateKey {
         let path = (directory as NSString).appendingPathComponent("fcm-service-account-key.pem")

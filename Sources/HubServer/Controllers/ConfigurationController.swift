@@ -1,0 +1,32 @@
+import Foundation
+import Hummingbird
+import NotificationHub
+
+/// `GET /{hub}/configuration` (Manage): the running configuration as `hub validate --running` compares a file with
+/// it — the file's hash, when it was loaded, the last reload, and a digest of every part (``HubsConfiguration/
+/// fingerprints``). Digests only: no key, credential or setting value is sent.
+struct ConfigurationController {
+    let api: HubAPI
+
+    /// The answer.
+    struct RunningConfiguration: Codable {
+        var sha256: String
+        var loadedAt: Date
+        var lastReload: ConfigurationStatus.Reload?
+        var restartRequired: [String]
+        var parts: [String: String]
+    }
+
+    func addRoutes(to routes: Routes) {
+        routes.on(.get, "configuration") { _, context in
+            try context.require(.manage)
+            let status = api.status.snapshot
+            var response = try api.json(
+                RunningConfiguration(
+                    sha256: status.sha256, loadedAt: status.loadedAt, lastReload: status.lastReload,
+                    restartRequired: status.restartRequired, parts: api.status.parts))
+            response.headers[.cacheControl] = "no-store"
+            return response
+        }
+    }
+}
