@@ -28,7 +28,7 @@ final class LoadTally: Sendable {
 /// `hub validate` writes nothing and says what a reload would apply; a running `hub serve` reloads on SIGHUP and when
 /// its file changes, and a load of sends and installation writes running through ten reloads, good and bad in turn,
 /// sees no error and loses no notification.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct ConfigurationReloadProcessTests {
+@Suite(.serialized, .oneProcessSuiteAtATime, .timeLimit(.minutes(10))) struct ConfigurationReloadProcessTests {
     static let manageKey = "reload-manage-key-0123456789"
 
     /// Runs `hub` with arguments; returns its exit status and output.

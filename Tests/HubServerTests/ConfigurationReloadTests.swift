@@ -48,7 +48,7 @@ final class GatedAdapter: PlatformAdapter, Sendable {
 
     func secureAnnouncements(for request: SecureAnnouncementRequest) -> [SecurePushAnnouncement] { [] }
 
-    func deliver(_ deliveries: [Delivery]) async -> [DeliveryResult] {
+    func deliver(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult] {
         state.withLock { $0.calls += 1 }
         while Self.held.withLock({ $0.contains("\(scope)#\(version)") }) {
             try? await Task.sleep(for: .milliseconds(10))
