@@ -56,8 +56,10 @@ struct Validate: AsyncParsableCommand {
             let old = try ConfigurationFile.load(against)
             report(ConfigurationChanges(from: old.fingerprints, to: configuration.fingerprints), than: against)
         } else if let running {
-            let parts = try await runningParts(url: running, configuration: configuration)
-            report(ConfigurationChanges(from: parts, to: configuration.fingerprints), than: running)
+            let (hubName, parts) = try await runningParts(url: running, configuration: configuration)
+            // The running hub shows the server's parts and this hub's own: the file is compared on those.
+            let local = ConfigurationChanges.parts(configuration.fingerprints, visibleTo: hubName)
+            report(ConfigurationChanges(from: parts, to: local), than: "\(running) (hub '\(hubName)')")
         }
     }
 
@@ -70,8 +72,8 @@ struct Validate: AsyncParsableCommand {
         for part in changes.restartRequired { print("needs a restart: \(part)") }
     }
 
-    /// The running hub's part digests.
-    func runningParts(url: String, configuration: HubsConfiguration) async throws -> [String: String] {
+    /// The hub asked and the running hub's part digests (the server's and that hub's).
+    func runningParts(url: String, configuration: HubsConfiguration) async throws -> (hub: String, parts: [String: String]) {
         var base = url
         while base.hasSuffix("/") { base.removeLast() }
         var keyName = keyName
@@ -116,7 +118,7 @@ struct Validate: AsyncParsableCommand {
             if let sha = object["sha256"] as? String, !sha.isEmpty, sha == configuration.sha256 {
                 print("the running hub was loaded from this file (sha256 \(sha))")
             }
-            return parts
+            return (hubName, parts)
         } catch {
             try? await client.shutdown()
             throw error

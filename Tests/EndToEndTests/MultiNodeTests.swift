@@ -331,7 +331,7 @@ import Testing
             #expect(duplicates <= bound, "\(sources)")
             #expect(HubLogs.lines(in: [cluster.logs[1]]).contains { $0.contains("fan-out stopped for shutdown") })
             print("multi-node(SIGTERM): finished \(elapsed) after the stop; duplicates=\(duplicates) bound=\(bound) \(sources)")
-            #expect(await cluster.nodes[0].terminate())
+            #expect(await cluster.nodes[0].terminate(), "\(cluster.nodes[0].logTail())")
         }
     }
 
@@ -356,7 +356,7 @@ import Testing
             let bound = delivery.window(partitions: 4) * (1 + sources.stops) + sources.retries
             #expect(duplicates <= bound, "\(sources)")
             print("multi-node(SIGKILL): duplicates=\(duplicates) bound=\(bound) \(sources)")
-            #expect(await cluster.nodes[0].terminate())
+            #expect(await cluster.nodes[0].terminate(), "\(cluster.nodes[0].logTail())")
         }
     }
 
@@ -407,7 +407,7 @@ import Testing
             #expect(repeated <= Self.smallPages.window(partitions: 4) * (later.stops - sources.stops) + later.retries - sources.retries)
             #expect(Self.even(shares, total: Self.devices), "both nodes share the fan-out after the rejoin: \(shares)")
             print("multi-node(cut off at \(cutAt)): duplicates=\(duplicates) bound=\(bound) \(sources); after rejoin shares=\(shares)")
-            for node in cluster.nodes { #expect(await node.terminate()) }
+            for node in cluster.nodes { #expect(await node.terminate(), "a node exits by itself with status 0: \(node.logTail())") }
         }
         await proxy.stop()
     }

@@ -220,6 +220,26 @@ enum GatedAdapterFactory: PlatformAdapterFactory {
         }
     }
 
+    @Test func theRunningConfigurationShowsAHubOnlyItsOwnAndTheServersDigests() async throws {
+        let scope = "parts-\(UUID().uuidString.prefix(8))"
+        let configuration = try Self.configuration(Self.yaml(scope: scope, hubs: ["demo", "second"]))
+        try await APITestHarness.run(configuration: configuration) { api in
+            _ = await api.runtime.apply(configuration)
+            let answer = try await api.client.execute(
+                uri: "/demo/configuration", method: .get, headers: [.authorization: Self.token(hub: "demo")])
+            #expect(answer.status == .ok)
+            let object = try JSONSerialization.jsonObject(with: Data(answer.text.utf8)) as? [String: Any]
+            let parts = try #require(object?["parts"] as? [String: String])
+            #expect(parts.keys.contains("hubs.demo:keys"))
+            #expect(parts.keys.contains("server.address"))
+            #expect(!parts.keys.contains { $0.hasPrefix("hubs.second") }, "\(parts.keys.sorted())")
+            #expect(!answer.text.contains(Self.manageKey))
+            // Listen or Send rights do not read it.
+            let send = try await api.client.execute(uri: "/second/configuration", method: .get, headers: [:])
+            #expect(send.status == .unauthorized)
+        }
+    }
+
     @Test func whatNeedsARestartIsReportedAndTheRestApplied() async throws {
         let scope = "restart-\(UUID().uuidString.prefix(8))"
         let directory = NSTemporaryDirectory() + "hub-restart-\(UUID().uuidString.prefix(8))"

@@ -378,9 +378,15 @@ import Testing
                     logger: Logger(label: "test"))
             }
             let notification = Notification(format: Self.format, body: "x", audience: .all)
-            _ = try await hubs[0].enqueue(notification)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for hub in hubs { group.addTask { try await hub.run() } }
+                // Sent once both workers have joined, as in a running deployment: a worker that starts late on a
+                // loaded machine would otherwise find the fan-out already done.
+                let joined = ContinuousClock.now + .seconds(60)
+                while try await notifications.nodes(now: Date()).count < 2, ContinuousClock.now < joined {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                _ = try await hubs[0].enqueue(notification)
                 // Bounded generously: on a loaded machine two workers on one SQLite file take their time.
                 var record: NotificationRecord?
                 let deadline = ContinuousClock.now + .seconds(120)

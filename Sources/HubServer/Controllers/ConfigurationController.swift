@@ -4,7 +4,8 @@ import NotificationHub
 
 /// `GET /{hub}/configuration` (Manage): the running configuration as `hub validate --running` compares a file with
 /// it — the file's hash, when it was loaded, the last reload, and a digest of every part (``HubsConfiguration/
-/// fingerprints``). Digests only: no key, credential or setting value is sent.
+/// fingerprints``) of the server and of this hub (other hubs' digests are not shown). Digests only: no key, credential
+/// or setting value is sent.
 struct ConfigurationController {
     let api: HubAPI
 
@@ -20,11 +21,13 @@ struct ConfigurationController {
     func addRoutes(to routes: Routes) {
         routes.on(.get, "configuration") { _, context in
             try context.require(.manage)
+            let hub = try context.requireHub()
             let status = api.status.snapshot
             var response = try api.json(
                 RunningConfiguration(
                     sha256: status.sha256, loadedAt: status.loadedAt, lastReload: status.lastReload,
-                    restartRequired: status.restartRequired, parts: api.status.parts))
+                    restartRequired: status.restartRequired,
+                    parts: ConfigurationChanges.parts(api.status.parts, visibleTo: hub.name)))
             response.headers[.cacheControl] = "no-store"
             return response
         }

@@ -47,6 +47,12 @@ public struct ConfigurationChanges: Sendable, Equatable, Codable {
         path.hasPrefix("server.") || path == "emulators" || (hubName(path) != nil && path.hasSuffix(":storage"))
     }
 
+    /// The parts one hub's Manage key may compare: the server's, the emulators' and that hub's own. Other hubs'
+    /// digests are not shown to it (a digest of a weak key could be guessed offline).
+    public static func parts(_ all: [String: String], visibleTo hub: String) -> [String: String] {
+        all.filter { part in hubName(part.key).map { $0 == hub } ?? true }
+    }
+
     static func hubName(_ path: String) -> String? {
         guard path.hasPrefix("hubs.") else { return nil }
         let rest = path.dropFirst(5)

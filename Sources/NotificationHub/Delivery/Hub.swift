@@ -331,8 +331,12 @@ public final class Hub: Service, Sendable {
                 while !Task.isCancelled && !Task.isShuttingDownGracefully {
                     // Claim as many due notifications as there is room for, a batch per transaction. The delivery
                     // settings are read at every claim, so a reload applies to the next claimed notification.
+                    // While busy, a claim waits until a quarter of the slots are free: under a stream of small
+                    // sends each completion would otherwise cost a claim transaction of its own.
                     while case let delivery = configuration.delivery,
-                        case let room = delivery.parallelNotifications - inFlight.withLock({ $0 }), room > 0,
+                        case let running = inFlight.withLock({ $0 }),
+                        case let room = delivery.parallelNotifications - running,
+                        room >= (running == 0 ? 1 : max(1, delivery.parallelNotifications / 4)),
                         !Task.isShuttingDownGracefully
                     {
                         let claims: [Claim]

@@ -355,17 +355,22 @@ public final class SQLNotificationStore: NotificationStore {
             }
         }
         var claims: [Claim] = []
-        var single: [SQLValue] = []
+        var records: [NotificationRecord] = []
         for row in due {
-            let record: NotificationRecord
             do {
-                record = try Self.decode(row)
+                records.append(try Self.decode(row))
             } catch {
                 guard let id = row.string("id") else { throw error }
                 claims.append(try await Self.end(id: id, reason: Self.unreadable(error), time: time, on: connection))
-                continue
             }
-            let work = try await split(record, request, nodes: nodes, opened: &opened, on: connection)
+        }
+        let large =
+            Self.partitions(request, nodes: nodes) > 1
+            ? try await Self.audiences(of: records.map(\.notification), exceed: request.splitAbove, on: connection)
+            : records.map { _ in false }
+        var single: [SQLValue] = []
+        for (record, large) in zip(records, large) {
+            let work = try await split(record, large: large, request, nodes: nodes, opened: &opened, on: connection)
             if work.upperBound == nil && work.lowerBound == nil {
                 single += Self.partitionRow(record.notification.id, 0, (nil, nil), owner: request.owner, lease: time + request.leaseSeconds)
             }
@@ -405,11 +410,12 @@ public final class SQLNotificationStore: NotificationStore {
     /// larger than ``ClaimRequest/splitAbove`` (its partitions are written here). The partition of an unsplit
     /// notification (no bounds) is left for the caller to write.
     func split(
-        _ record: NotificationRecord, _ request: ClaimRequest, nodes: Int, opened: inout Bool, on connection: any SQLExecutor
+        _ record: NotificationRecord, large: Bool, _ request: ClaimRequest, nodes: Int, opened: inout Bool,
+        on connection: any SQLExecutor
     ) async throws -> DeliveryWork {
-        let partitions = min(max(request.partitionsPerNode, 1) * nodes, Self.maximumPartitions)
+        let partitions = Self.partitions(request, nodes: nodes)
         var bounds: [(lower: Int64?, upper: Int64?)] = [(nil, nil)]
-        if partitions > 1, try await Self.audience(of: record.notification, exceeds: request.splitAbove, on: connection) {
+        if partitions > 1, large {
             let range = try await connection.query("SELECT MIN(rid) AS low, MAX(rid) AS high FROM installations", [])
             if let low = range.first?.int64("low"), let high = range.first?.int64("high"), high - low + 1 >= Int64(partitions) {
                 let start = low - 1
@@ -440,22 +446,47 @@ public final class SQLNotificationStore: NotificationStore {
     /// Partitions of one notification at most.
     static let maximumPartitions = 1024
 
-    /// Whether a notification's audience may have more than `threshold` matches: it has something to split (not a
-    /// direct send) and more than `threshold` installations match its tags, expired channels aside (platforms and
-    /// row kinds aside too, so the count is an upper bound). Reads at most `threshold + 1` positions of an index.
-    static func audience(of notification: Notification, exceeds threshold: Int, on connection: any SQLExecutor) async throws -> Bool {
-        let expression: TagExpression?
-        switch notification.audience {
-        case .handles, .unreadable: return false
-        case .all: expression = nil
-        case .tags(let tags): expression = tags
+    /// How many partitions a large notification is split into.
+    static func partitions(_ request: ClaimRequest, nodes: Int) -> Int {
+        min(max(request.partitionsPerNode, 1) * nodes, maximumPartitions)
+    }
+
+    /// For each notification, whether its audience may have more than `threshold` matches: it has something to
+    /// split (not a direct send) and more than `threshold` installations match its tags, expired channels aside
+    /// (platforms and row kinds aside too, so the count is an upper bound). One statement for up to 32
+    /// notifications, each part reading at most `threshold + 1` positions of an index.
+    static func audiences(
+        of notifications: [Notification], exceed threshold: Int, on connection: any SQLExecutor
+    ) async throws -> [Bool] {
+        var large = [Bool](repeating: false, count: notifications.count)
+        var probes: [(index: Int, plan: SQLTagQuery)] = []
+        for (index, notification) in notifications.enumerated() {
+            let expression: TagExpression?
+            switch notification.audience {
+            case .handles, .unreadable: continue
+            case .all: expression = nil
+            case .tags(let tags): expression = tags
+            }
+            guard threshold > 0 else {
+                large[index] = true
+                continue
+            }
+            let query = InstallationQuery(
+                expression: expression, scope: notification.format == .template ? .includingTemplates : .installation,
+                includeExpired: false)
+            probes.append((index, SQLTagQuery(query: query, after: 0, limit: threshold + 1, ridsOnly: true)))
         }
-        guard threshold > 0 else { return true }
-        let query = InstallationQuery(
-            expression: expression, scope: notification.format == .template ? .includingTemplates : .installation,
-            includeExpired: false)
-        let plan = SQLTagQuery(query: query, after: 0, limit: threshold + 1, ridsOnly: true)
-        return try await connection.query(plan.sql, plan.binds).count > threshold
+        for start in stride(from: 0, to: probes.count, by: 32) {
+            let chunk = probes[start..<min(start + 32, probes.count)]
+            let columns = chunk.enumerated().map { position, probe in
+                "(SELECT COUNT(*) FROM (\(probe.plan.sql)) AS p\(position)) AS c\(position)"
+            }
+            let rows = try await connection.query("SELECT " + columns.joined(separator: ", "), chunk.flatMap(\.plan.binds))
+            for (position, probe) in chunk.enumerated() {
+                large[probe.index] = (rows.first?.int("c\(position)") ?? 0) > threshold
+            }
+        }
+        return large
     }
 
     /// The reason recorded for a row that cannot be read (never its content).

@@ -35,17 +35,7 @@ extension FCMEmulator {
             return Self.json(.ok, "{}")
         case (.post, "/_emulator/faults"):
             guard case .object(let object)? = json else { return Self.json(.badRequest, #"{"error":"expected a JSON object"}"#) }
-            func number(_ key: String) -> Double {
-                if case .number(let value)? = object[key] { return value }
-                return 0
-            }
-            setFaults(
-                FaultInjection(
-                    serverErrorRate: number("serverErrorRate"), unavailableRate: number("unavailableRate"),
-                    throttleRate: number("throttleRate"),
-                    retryAfterSeconds: object["retryAfterSeconds"] == nil ? 1 : Int(number("retryAfterSeconds")),
-                    latency: .milliseconds(Int64(number("latencyMilliseconds"))),
-                    dropConnectionRate: number("dropConnectionRate")))
+            setFaults(FaultInjection(adminSettings: object))
             return Self.json(.ok, "{}")
         case (.post, "/_emulator/fcm/unregister"), (.post, "/_emulator/fcm/sender-mismatch"),
             (.post, "/_emulator/fcm/third-party-auth-error"):

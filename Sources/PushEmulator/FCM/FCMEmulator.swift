@@ -57,18 +57,8 @@ public final class FCMEmulator: PlatformEmulator, Sendable {
     }
 
     /// The bound ports.
-    public struct Ports: Sendable, Hashable {
-        /// Token and send endpoints (TLS).
-        public var service: Int
-        /// Admin API (plain HTTP).
-        public var admin: Int
-    }
+    public typealias Ports = EmulatorPorts
 
-    private struct Binding {
-        var service: Int?
-        var admin: Int?
-        var waiters: [CheckedContinuation<Ports, Never>] = []
-    }
 
     public let name = "fcm"
     /// The settings.
@@ -78,64 +68,28 @@ public final class FCMEmulator: PlatformEmulator, Sendable {
     let tls: EmulatorTLS
     let logger: Logger
     let state = Mutex(FCMEmulatorState())
-    private let binding = Mutex(Binding())
+    private let listeners: EmulatorListeners
 
     /// Creates an emulator (not started).
     public init(configuration: Configuration, tls: EmulatorTLS, logger: Logger) {
         self.configuration = configuration
         self.tls = tls
         self.logger = logger
+        self.listeners = EmulatorListeners(
+            label: "FCM emulator", host: configuration.host, servicePort: configuration.port, adminPort: configuration.adminPort,
+            logger: logger)
     }
 
     /// Serves until graceful shutdown or cancellation.
     public func run() async throws {
-        let service = Application(
-            responder: CallbackResponder<BasicRequestContext> { request, _ in await self.serve(request) },
-            server: try .http2Upgrade(tlsConfiguration: tls.serverConfiguration(applicationProtocols: ["h2", "http/1.1"])),
-            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
-            onServerRunning: { channel in self.didBind(service: channel.localAddress?.port) },
-            logger: logger)
-        let admin = Application(
-            responder: CallbackResponder<BasicRequestContext> { request, _ in await self.serveAdmin(request) },
-            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.adminPort)),
-            onServerRunning: { channel in self.didBind(admin: channel.localAddress?.port) },
-            logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await service.run() }
-            group.addTask { try await admin.run() }
-            try await group.next()
-            group.cancelAll()
-        }
+        try await listeners.run(tls: tls, service: { await self.serve($0) }, admin: { await self.serveAdmin($0) })
     }
 
     /// The bound ports, once both servers listen.
-    public func ports() async -> Ports {
-        await withCheckedContinuation { continuation in
-            let ready = binding.withLock { binding -> Ports? in
-                if let service = binding.service, let admin = binding.admin { return Ports(service: service, admin: admin) }
-                binding.waiters.append(continuation)
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
-    }
-
-    private func didBind(service: Int? = nil, admin: Int? = nil) {
-        let (ports, waiters) = binding.withLock { binding -> (Ports?, [CheckedContinuation<Ports, Never>]) in
-            if let service { binding.service = service }
-            if let admin { binding.admin = admin }
-            guard let service = binding.service, let admin = binding.admin else { return (nil, []) }
-            defer { binding.waiters.removeAll() }
-            return (Ports(service: service, admin: admin), binding.waiters)
-        }
-        if let ports {
-            logger.info("FCM emulator listening", metadata: ["emulator.port": "\(ports.service)", "emulator.adminPort": "\(ports.admin)"])
-            for waiter in waiters { waiter.resume(returning: ports) }
-        }
-    }
+    public func ports() async -> Ports { await listeners.ports() }
 
     /// The service port once bound (the configured port before).
-    var boundServicePort: Int { binding.withLock { $0.service ?? configuration.port } }
+    var boundServicePort: Int { listeners.boundServicePort }
 
     /// The token endpoint's URL for a bound port: `https://{host}:{port}/token`.
     public func tokenURI(port: Int) -> String { "https://\(configuration.host):\(port)/token" }

@@ -61,17 +61,7 @@ extension WebPushEmulator {
             return Self.json(.ok, "{}")
         case (.post, "/_emulator/faults"):
             guard case .object(let object)? = json else { return Self.json(.badRequest, #"{"error":"expected a JSON object"}"#) }
-            func number(_ key: String) -> Double {
-                if case .number(let value)? = object[key] { return value }
-                return 0
-            }
-            setFaults(
-                FaultInjection(
-                    serverErrorRate: number("serverErrorRate"), unavailableRate: number("unavailableRate"),
-                    throttleRate: number("throttleRate"),
-                    retryAfterSeconds: object["retryAfterSeconds"] == nil ? 1 : Int(number("retryAfterSeconds")),
-                    latency: .milliseconds(Int64(number("latencyMilliseconds"))),
-                    dropConnectionRate: number("dropConnectionRate")))
+            setFaults(FaultInjection(adminSettings: object))
             if case .bool(let asDate)? = object["retryAfterAsDate"] { setRetryAfterAsDate(asDate) }
             return Self.json(.ok, "{}")
         case (.get, "/_emulator/webpush/stats"):

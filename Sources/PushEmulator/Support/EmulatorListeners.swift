@@ -1,0 +1,110 @@
+import AdapterKit
+import Hummingbird
+import HummingbirdHTTP2
+import Logging
+import NIOCore
+import Synchronization
+
+/// The ports an emulator with an admin API listens on.
+public struct EmulatorPorts: Sendable, Hashable {
+    /// The platform's endpoints (TLS).
+    public var service: Int
+    /// The admin API (plain HTTP).
+    public var admin: Int
+}
+
+/// The two listeners of an HTTP emulator: the platform's endpoints over TLS (HTTP/2 by ALPN, and HTTP/1.1) and a
+/// plain-HTTP admin API, each on its own port, and the ports once both listen.
+final class EmulatorListeners: Sendable {
+    private struct Binding {
+        var service: Int?
+        var admin: Int?
+        var waiters: [CheckedContinuation<EmulatorPorts, Never>] = []
+    }
+
+    /// What the log calls the emulator, e.g. `FCM emulator`.
+    let label: String
+    let host: String
+    let servicePort: Int
+    let adminPort: Int
+    let logger: Logger
+    private let binding = Mutex(Binding())
+
+    init(label: String, host: String, servicePort: Int, adminPort: Int, logger: Logger) {
+        self.label = label
+        self.host = host
+        self.servicePort = servicePort
+        self.adminPort = adminPort
+        self.logger = logger
+    }
+
+    /// Serves both until graceful shutdown or cancellation.
+    func run(
+        tls: EmulatorTLS, service: @escaping @Sendable (Request) async -> Response,
+        admin: @escaping @Sendable (Request) async -> Response
+    ) async throws {
+        let serviceApplication = Application(
+            responder: CallbackResponder<BasicRequestContext> { request, _ in await service(request) },
+            server: try .http2Upgrade(tlsConfiguration: tls.serverConfiguration(applicationProtocols: ["h2", "http/1.1"])),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: servicePort)),
+            onServerRunning: { channel in self.didBind(service: channel.localAddress?.port) },
+            logger: logger)
+        let adminApplication = Application(
+            responder: CallbackResponder<BasicRequestContext> { request, _ in await admin(request) },
+            configuration: ApplicationConfiguration(address: .hostname(host, port: adminPort)),
+            onServerRunning: { channel in self.didBind(admin: channel.localAddress?.port) },
+            logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await serviceApplication.run() }
+            group.addTask { try await adminApplication.run() }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// The bound ports, once both listen.
+    func ports() async -> EmulatorPorts {
+        await withCheckedContinuation { continuation in
+            let ready = binding.withLock { binding -> EmulatorPorts? in
+                if let service = binding.service, let admin = binding.admin { return EmulatorPorts(service: service, admin: admin) }
+                binding.waiters.append(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// The service port once bound (the configured port before).
+    var boundServicePort: Int { binding.withLock { $0.service ?? servicePort } }
+
+    private func didBind(service: Int? = nil, admin: Int? = nil) {
+        let (ports, waiters) = binding.withLock { binding -> (EmulatorPorts?, [CheckedContinuation<EmulatorPorts, Never>]) in
+            if let service { binding.service = service }
+            if let admin { binding.admin = admin }
+            guard let service = binding.service, let admin = binding.admin else { return (nil, []) }
+            defer { binding.waiters.removeAll() }
+            return (EmulatorPorts(service: service, admin: admin), binding.waiters)
+        }
+        if let ports {
+            logger.info("\(label) listening", metadata: ["emulator.port": "\(ports.service)", "emulator.adminPort": "\(ports.admin)"])
+            for waiter in waiters { waiter.resume(returning: ports) }
+        }
+    }
+}
+
+extension FaultInjection {
+    /// Faults from an admin API's JSON object (`serverErrorRate`, `unavailableRate`, `throttleRate`,
+    /// `retryAfterSeconds` (default 1), `latencyMilliseconds`, `dropConnectionRate`; absent rates are 0).
+    init(adminSettings object: [String: JSONValue]) {
+        func number(_ key: String) -> Double {
+            if case .number(let value)? = object[key] { return value }
+            return 0
+        }
+        self.init(
+            serverErrorRate: number("serverErrorRate"), unavailableRate: number("unavailableRate"),
+            throttleRate: number("throttleRate"),
+            retryAfterSeconds: object["retryAfterSeconds"] == nil ? 1 : Int(number("retryAfterSeconds")),
+            latency: .milliseconds(Int64(number("latencyMilliseconds"))),
+            dropConnectionRate: number("dropConnectionRate"))
+    }
+}
