@@ -341,11 +341,17 @@ public final class Hub: Service, Sendable {
                     {
                         let claims: [Claim]
                         do {
-                            claims = try await notifications.claim(
-                                ClaimRequest(
-                                    owner: owner, leaseSeconds: delivery.leaseSeconds, now: clock.now(),
-                                    partitionsPerNode: delivery.partitions,
-                                    splitAbove: delivery.pageSize, limit: min(room, Self.claimBatch)))
+                            // A claim that a lost connection holds up counts as failed. (If it committed all the
+                            // same, its partitions are taken over when their lease runs out.)
+                            let request = ClaimRequest(
+                                owner: owner, leaseSeconds: delivery.leaseSeconds, now: clock.now(),
+                                partitionsPerNode: delivery.partitions,
+                                splitAbove: delivery.pageSize, limit: min(room, Self.claimBatch))
+                            let store = notifications
+                            claims = try await withTimeLimit(
+                                Self.storeCallLimit(delivery.leaseSeconds),
+                                timeout: HubError(.storageFailure, "the claim was not answered in time")
+                            ) { try await store.claim(request) }
                             if failures > 0 {
                                 logger.notice("claiming again: the database answers", metadata: ["hub.failedClaims": "\(failures)"])
                                 failures = 0
@@ -393,7 +399,13 @@ public final class Hub: Service, Sendable {
         }
         do {
             // A cancelled task (not a graceful shutdown) cannot reach the database: its heartbeat ages instead.
-            if !Task.isCancelled { try await notifications.leave(nodeID: owner) }
+            if !Task.isCancelled {
+                let store = notifications
+                let owner = self.owner
+                try await withTimeLimit(.seconds(5), timeout: HubError(.storageFailure, "leaving was not answered within 5 s")) {
+                    try await store.leave(nodeID: owner)
+                }
+            }
         } catch {
             logger.warning("could not remove this node from the hub's nodes; it stops counting when its heartbeat ages", metadata: ["error": "\(error)"])
         }
@@ -408,6 +420,10 @@ public final class Hub: Service, Sendable {
     private func waitForWork() async {
         await work.wait(upTo: .seconds(1))
     }
+
+    /// How long a claim or a completion may wait for the database before it counts as failed: half the lease, at
+    /// least 5 s.
+    static func storeCallLimit(_ leaseSeconds: Double) -> Duration { .seconds(max(5, leaseSeconds / 2)) }
 
     /// Notifications claimed in one transaction at most.
     static let claimBatch = 64
@@ -452,9 +468,12 @@ public final class Hub: Service, Sendable {
                         last.add(checkpoint)
                         return
                     }
-                    guard try await store.recordCheckpoint(id: id, partition: partition, owner: owner, checkpoint) else {
-                        throw lost
-                    }
+                    // A checkpoint that does not answer within half the lease stops the fan-out like a lost lease.
+                    guard
+                        try await withTimeLimit(.seconds(leaseSeconds / 2), timeout: lost, {
+                            try await store.recordCheckpoint(id: id, partition: partition, owner: owner, checkpoint)
+                        })
+                    else { throw lost }
                     self.countDelivered(checkpoint.summary)
                 }
             }
@@ -543,8 +562,14 @@ public final class Hub: Service, Sendable {
             return
         }
         do {
-            guard let final = try await notifications.complete(id: id, partition: partition, owner: owner, last, now: clock.now())
-            else {
+            let store = notifications
+            let owner = self.owner
+            let now = clock.now()
+            let final = try await withTimeLimit(
+                Self.storeCallLimit(leaseSeconds),
+                timeout: HubError(.storageFailure, "the outcome was not recorded in time; the next worker resumes the fan-out")
+            ) { try await store.complete(id: id, partition: partition, owner: owner, last, now: now) }
+            guard let final else {
                 logger.error("the lease was lost before the outcome was recorded; the next worker resumes the fan-out")
                 return
             }
