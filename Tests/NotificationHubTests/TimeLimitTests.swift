@@ -15,12 +15,17 @@ import Testing
 
     @Test func aBodyThatIgnoresCancellationIsAbandonedAtTheDeadline() async throws {
         let started = ContinuousClock.now
-        await #expect(throws: HubError.self) {
-            try await withTimeLimit(.milliseconds(200), timeout: HubError(.storageFailure, "too slow")) {
+        var answer: Result<Int, any Error>?
+        do {
+            answer = .success(try await withTimeLimit(.milliseconds(200), timeout: HubError(.storageFailure, "too slow")) {
                 await Self.stubbornWait(.seconds(20))
                 return 1
-            }
+            })
+        } catch {
+            answer = .failure(error)
         }
+        print("time limit: answered after \(ContinuousClock.now - started)")
+        #expect((try? answer?.get()) == nil)
         // Answered at the deadline, long before the body ends.
         #expect(ContinuousClock.now - started < .seconds(10))
     }
