@@ -99,8 +99,7 @@ struct InstallationsController {
         let top = try HubAPI.integer(request, "top", default: 100, in: 1...1000)
         var cursor: InstallationCursor?
         if let token = query.get("continuationToken"), !token.isEmpty { cursor = try InstallationCursor(token: token) }
-        let page = try await hub.installations.query(
-            InstallationQuery(expression: expression, kinds: .installations), after: cursor, limit: top)
+        let page = try await hub.installations(matching: expression, after: cursor, limit: top)
         var headers: HTTPFields = [:]
         if let next = page.next { headers[HTTPField.Name("x-ms-continuationtoken")!] = next.token }
         return try api.json(InstallationList(installations: page.installations, continuationToken: page.next?.token), headers: headers)

@@ -74,7 +74,7 @@ struct MessagesController {
         try context.require(.send)
         let hub = try context.requireHub()
         let id = try Self.notificationID(context)
-        guard let record = try await hub.notifications.record(id: id) else {
+        guard let record = try await hub.record(id: id) else {
             throw APIError(.notFound, code: "NotificationNotFound", message: "notification '\(id)' does not exist")
         }
         let details = NotificationDetails(
@@ -103,7 +103,7 @@ struct MessagesController {
         try context.require(.send)
         let hub = try context.requireHub()
         let id = try Self.notificationID(context)
-        guard try await hub.notifications.record(id: id) != nil else {
+        guard try await hub.record(id: id) != nil else {
             throw APIError(.notFound, code: "NotificationNotFound", message: "notification '\(id)' does not exist")
         }
         let top = try HubAPI.integer(request, "top", default: 1000, in: 1...10_000)
@@ -114,7 +114,7 @@ struct MessagesController {
             }
             cursor = value
         }
-        let page = try await hub.notifications.failures(id: id, after: cursor, limit: top)
+        let page = try await hub.failures(of: id, after: cursor, limit: top)
         let list = FeedbackList(
             failures: page.failures.map {
                 .init(
@@ -155,7 +155,7 @@ struct ScheduledNotificationsController {
         try context.require(.send)
         let hub = try context.requireHub()
         let id = try MessagesController.notificationID(context)
-        guard try await hub.notifications.cancel(id: id, now: api.clock.now()) else {
+        guard try await hub.cancel(id: id, now: api.clock.now()) else {
             throw APIError(
                 .notFound, code: "NotificationNotFound", message: "no scheduled notification '\(id)' is waiting to start")
         }

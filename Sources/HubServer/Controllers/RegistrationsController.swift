@@ -217,7 +217,7 @@ struct RegistrationsController {
     func registrationFeed(
         _ query: RegistrationQuery, _ parameters: ListingParameters, hub: Hub, request: Request, registrant: Registrant
     ) async throws -> Response {
-        let page = try await hub.installations.registrations(
+        let page = try await hub.registrations(
             query, after: parameters.cursor, limit: parameters.top, reachableBy: registrant)
         var headers: HTTPFields = [.contentType: RegistrationXML.feedContentType]
         if let next = page.next { headers[Self.continuationTokenHeader] = next.token }
