@@ -287,6 +287,20 @@ import Testing
         }
     }
 
+    /// The notification's record once its state is final, or its last record when `limit` has passed.
+    static func finalRecord(
+        _ id: String, in notifications: SQLNotificationStore, within limit: Duration
+    ) async throws -> NotificationRecord? {
+        var record: NotificationRecord?
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            record = try await notifications.record(id: id)
+            if record?.state.isFinal == true { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return record
+    }
+
     /// Claims a store's next work for `owner`, expecting some.
     static func claimWork(_ store: SQLNotificationStore, owner: String, clock: ManualWallClock) async throws -> DeliveryWork {
         let claims = try await store.claim(owner: owner, leaseSeconds: 5, now: clock.now(), partitions: 1, limit: 1)
@@ -345,13 +359,7 @@ import Testing
             // The sixth claim, the hub's own, ends it instead of trying again.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await hub.run() }
-                var record: NotificationRecord?
-                let deadline = ContinuousClock.now + .seconds(60)
-                while ContinuousClock.now < deadline {
-                    record = try await notifications.record(id: notification.id)
-                    if record?.state.isFinal == true { break }
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                let record = try await Self.finalRecord(notification.id, in: notifications, within: .seconds(60))
                 group.cancelAll()
                 #expect(record?.state == .abandoned)
                 #expect(record?.reason?.contains("claimed 6 times without progress") == true, "\(String(describing: record?.reason))")
@@ -388,13 +396,7 @@ import Testing
                 }
                 _ = try await hubs[0].enqueue(notification)
                 // Bounded generously: on a loaded machine two workers on one SQLite file take their time.
-                var record: NotificationRecord?
-                let deadline = ContinuousClock.now + .seconds(120)
-                while ContinuousClock.now < deadline {
-                    record = try await notifications.record(id: notification.id)
-                    if record?.state.isFinal == true { break }
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                let record = try await Self.finalRecord(notification.id, in: notifications, within: .seconds(120))
                 group.cancelAll()
                 #expect(record?.state == .completed)
                 #expect(record?.summary.count(of: .success) == 400)
