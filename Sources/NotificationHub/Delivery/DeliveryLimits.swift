@@ -4,6 +4,20 @@ import Synchronization
 /// The limits every fan-out of one hub shares: adapter calls in flight per platform, and an optional rate of
 /// deliveries per second.
 struct DeliveryLimits: Sendable {
+    /// The settings the limits were made from.
+    struct Settings: Equatable, Sendable {
+        var maximumDeliveriesInFlight: Int
+        var platformConcurrency: [String: Int]
+        var rateLimitPerSecond: Double?
+
+        init(_ configuration: DeliveryConfiguration) {
+            maximumDeliveriesInFlight = configuration.maximumDeliveriesInFlight
+            platformConcurrency = configuration.platformConcurrency
+            rateLimitPerSecond = configuration.rateLimitPerSecond
+        }
+    }
+
+    let settings: Settings
     /// Permits for adapter calls in flight per platform, across every notification the hub fans out.
     let platformCalls: [Platform: AsyncSemaphore]
     /// Spaces deliveries out to the hub's rate limit, if one is set.
@@ -13,6 +27,7 @@ struct DeliveryLimits: Sendable {
     let deliveriesInFlight: WeightedSemaphore
 
     init(_ configuration: DeliveryConfiguration) {
+        settings = Settings(configuration)
         deliveriesInFlight = WeightedSemaphore(total: configuration.maximumDeliveriesInFlight)
         platformCalls = Dictionary(
             uniqueKeysWithValues: configuration.platformConcurrency.map { (Platform($0.key), AsyncSemaphore(permits: $0.value)) })

@@ -11,7 +11,7 @@ public struct Dispatcher: Sendable {
     let adapters: AdapterSet
     let configuration: DeliveryConfiguration
     let templates: TemplateCache
-    let limits: DeliveryLimits
+    private(set) var limits: DeliveryLimits
     let clock: any WallClock
     let logger: Logger
 
@@ -27,6 +27,16 @@ public struct Dispatcher: Sendable {
         self.templates = templates
         self.limits = DeliveryLimits(configuration)
         self.logger = logger
+    }
+
+    /// A dispatcher for a reloaded configuration. It keeps this one's template cache, and its hub-wide limits when
+    /// their settings are unchanged, so that fan-outs running on the old configuration and new ones share one
+    /// budget of deliveries in flight, platform calls and rate.
+    func replacing(adapters: AdapterSet, configuration: DeliveryConfiguration) -> Dispatcher {
+        var next = Dispatcher(
+            store: store, adapters: adapters, configuration: configuration, templates: templates, clock: clock, logger: logger)
+        if limits.settings == DeliveryLimits.Settings(configuration) { next.limits = limits }
+        return next
     }
 
     /// One adapter call's worth of deliveries, all for one platform.

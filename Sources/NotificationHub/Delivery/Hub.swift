@@ -85,9 +85,6 @@ public final class Hub: Service, Sendable {
     ///   once no notification or test send is using it any more (then its replaced adapters can be shut down).
     @discardableResult
     public func apply(_ configuration: HubConfiguration) -> ConfigurationGeneration {
-        let installations = self.installations
-        let clock = self.clock
-        let logger = self.logger
         return state.withLock { state in
             let old = state.generation
             let keepDispatcher =
@@ -96,9 +93,7 @@ public final class Hub: Service, Sendable {
             let dispatcher =
                 keepDispatcher
                 ? state.dispatcher
-                : Dispatcher(
-                    store: installations, adapters: configuration.adapters, configuration: configuration.delivery,
-                    clock: clock, logger: logger)
+                : state.dispatcher.replacing(adapters: configuration.adapters, configuration: configuration.delivery)
             state = State(configuration: configuration, dispatcher: dispatcher, generation: ConfigurationGeneration())
             old.retire()
             return old
