@@ -178,12 +178,7 @@ import Testing
                 logger: Logger(label: "test"))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await hub.run() }
-                var record: NotificationRecord?
-                for _ in 0..<3000 {
-                    record = try await notifications.record(id: notification.id)
-                    if record?.state.isFinal == true { break }
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                let record = try await Self.finalRecord(notification.id, in: notifications, within: .seconds(30))
                 group.cancelAll()
                 #expect(record?.state == .completed)
                 #expect(record?.summary.count(of: .success) == 30)
@@ -272,12 +267,7 @@ import Testing
                 #expect(try await notifications.record(id: id)?.state == .scheduled)
                 #expect(adapter.received.isEmpty)
                 clock.advance(by: 3600)
-                var record: NotificationRecord?
-                for _ in 0..<3000 {
-                    record = try await notifications.record(id: id)
-                    if record?.state.isFinal == true { break }
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                let record = try await Self.finalRecord(id, in: notifications, within: .seconds(30))
                 #expect(try await notifications.record(id: cancelled)?.state == .cancelled)
                 group.cancelAll()
                 #expect(record?.state == .completed)

@@ -119,13 +119,13 @@ public final class HubRuntime: Sendable {
                 configuration: HubConfiguration(settings: settings, adapters: try AdapterSet(adapters.map(\.adapter))),
                 clock: options.clock, nodeName: options.nodeName, logger: options.logger)
             hubs.append(hub)
-            units[settings.name] = Unit(
-                hub: hub, adapters: [], worker: workerHost.start([hub]),
-                webhook: nil)
-            units[settings.name]!.adapters = adapters.map {
+            let worker = workerHost.start([hub])
+            let running = adapters.map {
                 RunningAdapter(settings: $0.settings, adapter: $0.adapter, hosted: adapterHost.start([$0.adapter]))
             }
-            units[settings.name]!.webhook = Self.startWebhook(for: hub, host: webhookHost, options: options)
+            units[settings.name] = Unit(
+                hub: hub, adapters: running, worker: worker,
+                webhook: Self.startWebhook(for: hub, host: webhookHost, options: options))
         }
         api = try HubAPI(
             directory: HubDirectory(hubs: hubs), maximumRequestBytes: configuration.server.maximumRequestBytes,
@@ -196,7 +196,7 @@ public final class HubRuntime: Sendable {
         }
 
         // Build everything first: nothing is changed until all of it exists.
-        var built: [String: (settings: HubSettings, adapters: [MadeAdapter], entry: HubDirectory.Entry?)] = [:]
+        var built: [String: (settings: HubSettings, adapters: [MadeAdapter], set: AdapterSet, entry: HubDirectory.Entry?)] = [:]
         var opened: [Hub] = []
         var problems: [ConfigurationProblem] = []
         for settings in target.hubs where units[settings.name] == nil || running.hub(named: settings.name) != settings {
@@ -215,12 +215,12 @@ public final class HubRuntime: Sendable {
                             verifier: settings.deviceAuthentication.map(DeviceTokenVerifier.init),
                             writeLimiter: InstallationWriteLimiter(limits: settings.limits.installationWrites))
                         : nil
-                    built[settings.name] = (settings, adapters, entry)
+                    built[settings.name] = (settings, adapters, set, entry)
                 } else {
                     let hub = try await Hub.open(
                         configuration: configuration, clock: options.clock, nodeName: options.nodeName, logger: options.logger)
                     opened.append(hub)
-                    built[settings.name] = (settings, adapters, try HubDirectory.Entry(hub: hub))
+                    built[settings.name] = (settings, adapters, set, try HubDirectory.Entry(hub: hub))
                 }
             } catch let error as ConfigurationError {
                 problems += error.problems
@@ -244,8 +244,8 @@ public final class HubRuntime: Sendable {
                 return RunningAdapter(settings: made.settings, adapter: made.adapter, hosted: adapterHost.start([made.adapter]))
             }
             let kept = Set(build.adapters.compactMap(\.reused))
-            let configuration = HubConfiguration(
-                settings: build.settings, adapters: try! AdapterSet(adapters.map(\.adapter)))
+            // The set built and checked above: the same adapters, reused or new.
+            let configuration = HubConfiguration(settings: build.settings, adapters: build.set)
             if var unit = units[name] {
                 let oldSettings = unit.hub.configuration.settings
                 let generation = unit.hub.apply(configuration)
