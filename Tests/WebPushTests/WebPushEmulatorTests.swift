@@ -84,6 +84,17 @@ import WebPush
         }
     }
 
+    @Test func adminFaultSettingsAreClampedNotTrapped() throws {
+        let hostile = try JSONValue(
+            parsing: Array(#"{"latencyMilliseconds":1e300,"retryAfterSeconds":-1e300,"throttleRate":7,"serverErrorRate":"x"}"#.utf8))
+        let faults = FaultInjection(adminSettings: try #require(hostile.objectValue))
+        #expect(faults.latency == .milliseconds(600_000))
+        #expect(faults.retryAfterSeconds == 0)
+        #expect(faults.throttleRate == 1)
+        #expect(faults.serverErrorRate == 0)
+        #expect(FaultInjection(adminSettings: [:]).retryAfterSeconds == 1)
+    }
+
     @Test func vapidIsChecked() async throws {
         try await WebPushHarness.with { hub in
             let subscription = hub.emulator.createSubscription(applicationServerKey: WebPushHarness.keys.publicKey)

@@ -94,17 +94,20 @@ final class EmulatorListeners: Sendable {
 
 extension FaultInjection {
     /// Faults from an admin API's JSON object (`serverErrorRate`, `unavailableRate`, `throttleRate`,
-    /// `retryAfterSeconds` (default 1), `latencyMilliseconds`, `dropConnectionRate`; absent rates are 0).
+    /// `dropConnectionRate` as 0…1, `retryAfterSeconds` 0…86,400 (default 1), `latencyMilliseconds` 0…600,000; absent
+    /// or out-of-range values are clamped).
     init(adminSettings object: [String: JSONValue]) {
-        func number(_ key: String) -> Double {
-            if case .number(let value)? = object[key] { return value }
-            return 0
+        /// A finite number within `range` (absent, non-numbers and NaN are the range's lower end), so that no value
+        /// a client sends can trap a conversion.
+        func number(_ key: String, in range: ClosedRange<Double> = 0...1) -> Double {
+            guard case .number(let value)? = object[key], value.isFinite else { return range.lowerBound }
+            return min(max(value, range.lowerBound), range.upperBound)
         }
         self.init(
             serverErrorRate: number("serverErrorRate"), unavailableRate: number("unavailableRate"),
             throttleRate: number("throttleRate"),
-            retryAfterSeconds: object["retryAfterSeconds"] == nil ? 1 : Int(number("retryAfterSeconds")),
-            latency: .milliseconds(Int64(number("latencyMilliseconds"))),
+            retryAfterSeconds: object["retryAfterSeconds"] == nil ? 1 : Int(number("retryAfterSeconds", in: 0...86_400)),
+            latency: .milliseconds(Int64(number("latencyMilliseconds", in: 0...600_000))),
             dropConnectionRate: number("dropConnectionRate"))
     }
 }
