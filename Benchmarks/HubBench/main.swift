@@ -43,6 +43,8 @@ struct Options {
     var postgres: String?
     var nodes = 1
     var keep = false
+    /// Extra `delivery:` settings for the hub, as a YAML flow mapping (e.g. `{parallelNotifications: 256}`).
+    var delivery: String?
 
     init(_ arguments: [String]) {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -70,6 +72,7 @@ struct Options {
             case "--postgres": postgres = value()
             case "--nodes": nodes = max(1, Int(value()) ?? 1)
             case "--keep": keep = true
+            case "--delivery": delivery = value()
             default:
                 FileHandle.standardError.write(Data("unknown option \(argument)\n".utf8))
                 exit(2)
@@ -317,7 +320,7 @@ func configuration(storage: String) -> String {
     hubs:
       \(hubName):
         keys: [{name: bench, rights: [Listen, Send, Manage], primaryKey: \(hubKey)}]
-        storage: \(storage)
+        storage: \(storage)\(options.delivery.map { "\n    delivery: \($0)" } ?? "")
         adapters:
           - type: apns
             endpoint: https://127.0.0.1:\(emulatorPort)

@@ -53,9 +53,9 @@ public final class SQLNotificationStore: NotificationStore {
 
     /// Completes partitions inside a transaction with a few statements for the whole batch, however many small
     /// notifications it holds: the partitions still held are marked done with one statement, their notifications'
-    /// counts read (and locked, in id order) with one, what remains of each counted with one, then each
-    /// notification's counts and, when its last partition is done, its final state are written with one statement
-    /// per notification; failures go in with one multi-row statement. Returns, per item, `nil` when its owner no
+    /// counts read (and locked, in id order) with one, what remains of each counted with one, every notification's
+    /// counts and, when its last partition is done, its final state written with one; failures go in with one
+    /// multi-row statement. Returns, per item, `nil` when its owner no
     /// longer held the lease (nothing of it is recorded), the notification's final state for the item that finished
     /// it, or `.processing`.
     static func complete(
@@ -110,26 +110,41 @@ public final class SQLNotificationStore: NotificationStore {
             lastItem[item.id] = index
             results[index] = .processing
         }
+        // Every notification's counts, and the final state of those whose last partition is done, with one
+        // statement: a final state is written only over `Processing` (a notification cancelled meanwhile keeps its
+        // state, which is reported).
+        var rows: [SQLValue] = []
+        var finishing: [String: (index: Int, state: NotificationState)] = [:]
         for id in ids {
             guard let summary = summaries[id], let index = lastItem[id] else { continue }
-            let counts = SQLValue.text(try Self.encode(summary))
-            guard remaining[id, default: 0] == 0 else {
-                _ = try await connection.query("UPDATE notifications SET counts = ? WHERE id = ?", [counts, .text(id)])
-                continue
+            var final = ""
+            if remaining[id, default: 0] == 0 {
+                let state: NotificationState =
+                    summary.total == 0
+                    ? .noTargetFound : summary.count(of: .abandoned) == summary.total ? .abandoned : .completed
+                finishing[id] = (index, state)
+                final = state.name
             }
-            let state: NotificationState =
-                summary.total == 0 ? .noTargetFound : summary.count(of: .abandoned) == summary.total ? .abandoned : .completed
-            let finished = try await connection.query(
+            rows += [.text(id), .text(try Self.encode(summary)), .text(final), .float(batch[index].time.timeIntervalSince1970)]
+        }
+        if !rows.isEmpty {
+            let updated = try await connection.query(
                 """
-                UPDATE notifications SET counts = ?,
-                    state = CASE WHEN state = 'Processing' THEN ? ELSE state END,
-                    end_time = CASE WHEN state = 'Processing' THEN ? ELSE end_time END
-                WHERE id = ? RETURNING state
+                WITH v(nid, ncounts, nstate, ntime) AS (VALUES \(Array(repeating: "(?, ?, ?, ?)", count: rows.count / 4).joined(separator: ", ")))
+                UPDATE notifications SET counts = v.ncounts,
+                    state = CASE WHEN v.nstate <> '' AND state = 'Processing' THEN v.nstate ELSE state END,
+                    end_time = CASE WHEN v.nstate <> '' AND state = 'Processing' THEN v.ntime ELSE end_time END
+                FROM v WHERE notifications.id = v.nid
+                RETURNING id, state
                 """,
-                [counts, .text(state.name), .float(batch[index].time.timeIntervalSince1970), .text(id)])
-            // The item that finished the notification reports its final state (one that ended otherwise, e.g.
+                rows)
+            // The item that finished a notification reports its final state (one that ended otherwise, e.g.
             // cancelled, reports that).
-            results[index] = finished.first?.string("state").map(NotificationState.init) ?? state
+            var stored: [String: String] = [:]
+            for row in updated { if let id = row.string("id") { stored[id] = row.string("state") } }
+            for (id, finish) in finishing {
+                results[finish.index] = stored[id].map(NotificationState.init) ?? finish.state
+            }
         }
         try await Self.insertFailures(failures, on: connection)
         // Expired channels are applied in the same transaction as the counts that include them.
@@ -452,13 +467,20 @@ public final class SQLNotificationStore: NotificationStore {
     }
 
     /// For each notification, whether its audience may have more than `threshold` matches: it has something to
-    /// split (not a direct send) and more than `threshold` installations match its tags, expired channels aside
-    /// (platforms and row kinds aside too, so the count is an upper bound). One statement for up to 32
-    /// notifications, each part reading at most `threshold + 1` positions of an index.
+    /// split (not a direct send) and more than `threshold` installations may match it.
+    ///
+    /// Most audiences are bounded by the tags they require: a tag's index entries (at most `threshold + 1` of them
+    /// read) bound the installations carrying it, an AND by its smallest operand, an OR by the sum of its operands.
+    /// The tags of every notification in the batch are counted with one statement of single-table index probes per
+    /// 64 tags, which the database plans at once however complex the expressions are. Only audiences that no tag
+    /// bounds (a broadcast, a negation at the top) are probed by running their query, up to `threshold + 1` rows.
+    /// Counts ignore expiry, platform and row kind, so they never fall short: a large audience is always split,
+    /// and a small one is at worst split without need.
     static func audiences(
         of notifications: [Notification], exceed threshold: Int, on connection: any SQLExecutor
     ) async throws -> [Bool] {
         var large = [Bool](repeating: false, count: notifications.count)
+        var bounded: [(index: Int, expression: TagExpression)] = []
         var probes: [(index: Int, plan: SQLTagQuery)] = []
         for (index, notification) in notifications.enumerated() {
             let expression: TagExpression?
@@ -471,10 +493,19 @@ public final class SQLNotificationStore: NotificationStore {
                 large[index] = true
                 continue
             }
+            if let expression, !Self.boundingTags(expression).isEmpty {
+                bounded.append((index, expression))
+                continue
+            }
             let query = InstallationQuery(
                 expression: expression, scope: notification.format == .template ? .includingTemplates : .installation,
                 includeExpired: false)
             probes.append((index, SQLTagQuery(query: query, after: 0, limit: threshold + 1, ridsOnly: true)))
+        }
+        let counts = try await tagCounts(
+            Array(Set(bounded.flatMap { Self.boundingTags($0.expression) })).sorted(), upTo: threshold + 1, on: connection)
+        for (index, expression) in bounded {
+            large[index] = (Self.upperBound(expression, counts: counts) ?? Int.max) > threshold
         }
         for start in stride(from: 0, to: probes.count, by: 32) {
             let chunk = probes[start..<min(start + 32, probes.count)]
@@ -487,6 +518,56 @@ public final class SQLNotificationStore: NotificationStore {
             }
         }
         return large
+    }
+
+    /// How many tag rows (of any scope) carry each tag, counting at most `limit` per tag.
+    static func tagCounts(_ tags: [String], upTo limit: Int, on connection: any SQLExecutor) async throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for start in stride(from: 0, to: tags.count, by: 64) {
+            let chunk = tags[start..<min(start + 64, tags.count)]
+            let columns = chunk.indices.map { position in
+                "(SELECT COUNT(*) FROM (SELECT 1 FROM installation_tags WHERE tag = ? LIMIT \(limit)) AS p\(position - start)) AS c\(position - start)"
+            }
+            let rows = try await connection.query("SELECT " + columns.joined(separator: ", "), chunk.map { .text($0) })
+            for (position, tag) in chunk.enumerated() { counts[tag] = rows.first?.int("c\(position)") ?? limit }
+        }
+        return counts
+    }
+
+    /// The tags whose counts bound `expression`'s matches; empty when no tag bounds it (a negation at the top, or
+    /// an OR with a negated branch).
+    static func boundingTags(_ expression: TagExpression) -> Set<String> {
+        switch expression {
+        case .tag(let tag): return [tag]
+        case .not: return []
+        case .and(let operands):
+            // Every operand that is bounded is counted; the smallest wins.
+            return operands.reduce(into: Set()) { $0.formUnion(boundingTags($1)) }
+        case .or(let operands):
+            var tags: Set<String> = []
+            for operand in operands {
+                let branch = boundingTags(operand)
+                if branch.isEmpty { return [] }
+                tags.formUnion(branch)
+            }
+            return tags
+        }
+    }
+
+    /// An upper bound on the installations `expression` matches, from per-tag counts; `nil` when unbounded.
+    static func upperBound(_ expression: TagExpression, counts: [String: Int]) -> Int? {
+        switch expression {
+        case .tag(let tag): return counts[tag]
+        case .not: return nil
+        case .and(let operands): return operands.compactMap { upperBound($0, counts: counts) }.min()
+        case .or(let operands):
+            var total = 0
+            for operand in operands {
+                guard let bound = upperBound(operand, counts: counts) else { return nil }
+                total += bound
+            }
+            return total
+        }
     }
 
     /// The reason recorded for a row that cannot be read (never its content).
