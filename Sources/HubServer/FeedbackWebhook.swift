@@ -8,9 +8,9 @@ import ServiceLifecycle
 
 /// Posts a hub's failed deliveries to its feedback webhook, in order and at least once.
 ///
-/// The feed is the notification store's failure log; the position reached is stored after every accepted batch, so
-/// a restart continues where the last acknowledged batch ended. A failing webhook is retried with exponential
-/// backoff and never slows delivery.
+/// The feed is the hub's failure log (`hub.sends.allFailures(after:limit:)`); the position reached is stored after
+/// every accepted batch, so a restart continues where the last acknowledged batch ended. A failing webhook is retried
+/// with exponential backoff and never slows delivery.
 public struct FeedbackWebhook: Service {
     let hub: Hub
     let settings: FeedbackWebhookConfiguration
@@ -69,9 +69,9 @@ public struct FeedbackWebhook: Service {
 
     /// Posts the next batch after the stored position; returns whether there was one.
     func deliverNextBatch() async throws -> Bool {
-        let store = hub.notifications
-        let position = try await store.position(Self.positionName)
-        let page = try await store.allFailures(after: position, limit: settings.batchSize)
+        let sends = hub.sends
+        let position = try await sends.feedPosition(Self.positionName)
+        let page = try await sends.allFailures(after: position, limit: settings.batchSize)
         guard let last = page.last, !page.failures.isEmpty else { return false }
         let batch = Batch(
             hub: hub.name,
@@ -91,7 +91,7 @@ public struct FeedbackWebhook: Service {
         guard (200..<300).contains(response.status.code) else {
             throw HubError(.conflict, "the feedback webhook answered \(response.status.code)")
         }
-        try await store.setPosition(Self.positionName, to: last)
+        try await sends.setFeedPosition(Self.positionName, to: last)
         logger.debug("posted failures to the feedback webhook", metadata: ["count": "\(page.failures.count)"])
         return true
     }

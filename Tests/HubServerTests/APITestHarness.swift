@@ -114,7 +114,7 @@ struct APITestHarness {
     /// worker counts a notification's deliveries once their commit returns, just after its final state is visible.
     func waitForCounted(_ total: Int, at time: Date) async throws {
         for _ in 0..<3000 {
-            let snapshot = hub.deliveryRates.snapshot(endingAt: time + 1, seconds: 2)
+            let snapshot = hub.worker.deliveryRates.snapshot(endingAt: time + 1, seconds: 2)
             if snapshot.series.values.reduce(0, { $0 + $1.reduce(0, +) }) >= total { return }
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -124,7 +124,7 @@ struct APITestHarness {
     /// Polls telemetry until the notification reaches a final state (bounded generously for loaded machines).
     func waitForFinal(_ id: String) async throws -> NotificationRecord {
         for _ in 0..<3000 {
-            if let record = try await hub.notifications.record(id: id), record.state.isFinal { return record }
+            if let record = try await hub.sends.record(id: id), record.state.isFinal { return record }
             try await Task.sleep(for: .milliseconds(10))
         }
         throw HubError(.conflict, "notification \(id) did not finish")

@@ -5,7 +5,7 @@ import HubTestSupport
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
-import NotificationHub
+@testable import NotificationHub
 import Testing
 
 /// Devices that register as their user, with the app's bearer JWT: the hub sets the user, keeps user-bound tags
@@ -59,7 +59,7 @@ import Testing
             #expect(put.status == .ok, "\(put.text)")
             // The hub sets the user from the token, so $UserId:{alice} is hers.
             #expect(put.json?["userId"] as? String == "alice")
-            let stored = try #require(try await api.hub.installations.installation(id: "alice-phone"))
+            let stored = try #require(try await api.hub.core.installationStore.installation(id: "alice-phone"))
             #expect(stored.userID == "alice")
             #expect(stored.systemTags.contains("$UserId:{alice}"))
 
@@ -94,7 +94,7 @@ import Testing
             #expect(api.adapter.received.map(\.installationID) == ["alice-phone"])
 
             #expect(try await Self.bearer(api, .delete, "/demo/installations/alice-phone", token: alice).status == .noContent)
-            #expect(try await api.hub.installations.installation(id: "alice-phone") == nil)
+            #expect(try await api.hub.core.installationStore.installation(id: "alice-phone") == nil)
             let gone = try await Self.bearer(api, .get, "/demo/installations/alice-phone", token: alice)
             #expect(gone.status == .notFound && gone.errorCode == "InstallationNotFound")
         }
@@ -108,7 +108,7 @@ import Testing
             #expect(response.status == .forbidden)
             #expect(response.errorCode == "UserMismatch")
             #expect(response.errorMessage?.contains("leave userId out") == true)
-            #expect(try await api.hub.installations.installation(id: "x") == nil)
+            #expect(try await api.hub.core.installationStore.installation(id: "x") == nil)
         }
     }
 
@@ -128,7 +128,7 @@ import Testing
             #expect(response.errorCode == "UserMismatch")
             #expect(response.errorMessage?.contains(message) == true, "\(response.errorMessage ?? "")")
             #expect(response.errorMessage?.contains("'username:bob'") == true)
-            #expect(try await api.hub.installations.installation(id: "bob-phone") == nil)
+            #expect(try await api.hub.core.installationStore.installation(id: "bob-phone") == nil)
         }
     }
 
@@ -160,7 +160,7 @@ import Testing
                 #expect(response.status == .forbidden, "\(operations)")
                 #expect(response.errorCode == "UserMismatch", "\(operations)")
             }
-            let stored = try #require(try await api.hub.installations.installation(id: "bob-phone"))
+            let stored = try #require(try await api.hub.core.installationStore.installation(id: "bob-phone"))
             #expect(stored.tags == ["username:bob"] && stored.userID == "bob" && stored.templates.isEmpty)
         }
     }
@@ -201,7 +201,7 @@ import Testing
             let deleteMissing = try await Self.bearer(api, .delete, "/demo/installations/alice-phon", token: bob)
             #expect(delete.status == .noContent && deleteMissing.status == .noContent && delete.text == deleteMissing.text)
 
-            let stored = try #require(try await api.hub.installations.installation(id: "alice-phone"))
+            let stored = try #require(try await api.hub.core.installationStore.installation(id: "alice-phone"))
             #expect(stored.userID == "alice" && stored.pushChannel == .handle("dev-alice-phone") && stored.tags == ["username:alice"])
             #expect(try await Self.bearer(api, .get, "/demo/installations/alice-phone", token: alice).status == .ok)
 
@@ -258,7 +258,7 @@ import Testing
                 #expect(response.errorMessage?.contains("register the device with the user's token") == true
                     || response.errorMessage?.contains("register with the user's token") == true)
             }
-            #expect(try await api.hub.installations.installation(id: "i1") == nil)
+            #expect(try await api.hub.core.installationStore.installation(id: "i1") == nil)
 
             // Devices of no user register as before; a patch cannot add a user-bound tag.
             #expect(try await api.request(.put, "/demo/installations/i1", key: "listen", body: Self.installation("i1", tags: ["news"])).status == .ok)
@@ -280,7 +280,7 @@ import Testing
             #expect(overwrite.status == .conflict && overwrite.errorMessage?.contains("that user's token") == true)
             #expect(try await api.request(.get, "/demo/installations/alice-phone", key: "listen").status == .notFound)
             #expect(try await api.request(.delete, "/demo/installations/alice-phone", key: "listen").status == .noContent)
-            let stored = try #require(try await api.hub.installations.installation(id: "alice-phone"))
+            let stored = try #require(try await api.hub.core.installationStore.installation(id: "alice-phone"))
             #expect(stored.pushChannel == .handle("dev-alice-phone") && stored.userID == "alice")
 
             // A backend with Manage is not bound by the Listen key's policy.
@@ -328,7 +328,7 @@ import Testing
                     #expect(response.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true, "\(name): \(method) \(path)")
                 }
             }
-            #expect(try await api.hub.installations.count(InstallationQuery()) == 0)
+            #expect(try await api.hub.core.installationStore.count(InstallationQuery()) == 0)
         }
     }
 
@@ -357,7 +357,7 @@ import Testing
                 body: Self.appleRegistration("dev-a1", tags: "username:alice,news"))
             #expect(created.status == .ok, "\(created.text)")
             let id = try RegistrationXML.parseEntry(Array(created.body.readableBytesView)).registration.registrationID
-            #expect(try await api.hub.installations.registration(id: id)?.userID == "alice")
+            #expect(try await api.hub.core.installationStore.registration(id: id)?.userID == "alice")
 
             // Bob: no user-bound tag of alice's, no read, no overwrite, no delete.
             let foreignTag = try await Self.bearer(
@@ -392,7 +392,7 @@ import Testing
             let mine = try await Self.bearer(api, .get, "/demo/registrations/\(id)", token: alice)
             #expect(mine.status == .ok && mine.text.contains("dev-a2"))
             #expect(try await Self.bearer(api, .delete, "/demo/registrations/\(id)", token: alice).status == .ok)
-            #expect(try await api.hub.installations.registration(id: id) == nil)
+            #expect(try await api.hub.core.installationStore.registration(id: id) == nil)
 
             // A registration id from /registrationIDs works with a user's token.
             let issued = try await Self.bearer(api, .post, "/demo/registrationIDs", token: alice)
@@ -469,7 +469,7 @@ import Testing
             clock.advance(by: 10)
             #expect(try await Self.bearer(api, .put, "/demo/installations/a3", token: alice, body: Self.installation("a3")).status == .ok)
             #expect(try await Self.bearer(api, .put, "/demo/installations/a4", token: alice, body: Self.installation("a4")).status == .tooManyRequests)
-            #expect(try await api.hub.installations.installation(id: "a4") == nil)
+            #expect(try await api.hub.core.installationStore.installation(id: "a4") == nil)
         }
     }
 

@@ -9,7 +9,7 @@ import HubTestSupport
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
-import NotificationHub
+@testable import NotificationHub
 import Testing
 
 /// One regression test per defect class a hostile client or a careless admin found, through the real API.
@@ -61,7 +61,7 @@ import Testing
                 let response = try await api.request(.put, "/demo/installations/ok", key: "listen", body: body)
                 #expect(response.status == .badRequest, "\(body): \(response.text)")
             }
-            #expect(try await api.hub.installations.installation(id: "ok") == nil)
+            #expect(try await api.hub.core.installationStore.installation(id: "ok") == nil)
         }
     }
 
@@ -77,11 +77,11 @@ import Testing
                 #expect(put.status == .ok, "\(id): \(put.text)")
             }
             for id in ids {
-                let stored = try #require(try await api.hub.installations.installation(id: id))
+                let stored = try #require(try await api.hub.core.installationStore.installation(id: id))
                 #expect(stored.installationID.utf8.elementsEqual(id.utf8))
                 #expect(stored.userID?.utf8.elementsEqual(id.utf8) == true)
             }
-            #expect(try await api.hub.installations.count(InstallationQuery()) == ids.count)
+            #expect(try await api.hub.core.installationStore.count(InstallationQuery()) == ids.count)
         }
     }
 
@@ -100,7 +100,7 @@ import Testing
     /// A stored row that cannot be read ends with a reason; the notifications behind it are still delivered.
     @Test func aPoisonRowEndsAndTheQueueMovesOn() async throws {
         try await APITestHarness.run { api in
-            let store = try #require(api.hub.notifications as? SQLNotificationStore)
+            let store = try #require(api.hub.core.notificationStore as? SQLNotificationStore)
             // Oldest first: the unreadable row is what the next claim would take.
             try await store.database.transaction { connection in
                 _ = try await connection.query(

@@ -3,7 +3,7 @@ import HTTPTypes
 import HubServer
 import Hummingbird
 import HummingbirdTesting
-import NotificationHub
+@testable import NotificationHub
 import Testing
 
 @Suite struct InstallationEndpointTests {
@@ -76,7 +76,7 @@ import Testing
             let response = try await api.request(
                 .patch, "/demo/installations/p", key: "listen", headers: [.contentType: "application/json-patch+json"], body: patch)
             #expect(response.status == .ok)
-            let stored = try #require(try await api.hub.installations.installation(id: "p"))
+            let stored = try #require(try await api.hub.core.installationStore.installation(id: "p"))
             #expect(stored.tags == ["b", "c", "d"])
             #expect(stored.userID == "bob")
             #expect(stored.templates["t1"]?.body == #"{"n":"$(n)"}"#)
@@ -84,7 +84,7 @@ import Testing
             #expect(stored.templates["t1"]?.tags == ["x"])
 
             try await api.request(.patch, "/demo/installations/p", key: "listen", body: #"[{"op":"remove","path":"/tags"},{"op":"remove","path":"/templates/t1"}]"#)
-            let cleared = try #require(try await api.hub.installations.installation(id: "p"))
+            let cleared = try #require(try await api.hub.core.installationStore.installation(id: "p"))
             #expect(cleared.tags.isEmpty)
             #expect(cleared.templates.isEmpty)
         }
@@ -93,10 +93,10 @@ import Testing
     @Test func addingThePushChannelClearsExpiry() async throws {
         try await APITestHarness.run { api in
             try await api.request(.put, "/demo/installations/e", key: "listen", body: APITestHarness.installationJSON("e"))
-            try await api.hub.installations.markChannelExpired(installationID: "e", pushChannel: .handle("dev-e"), notUpdatedAfter: nil)
-            #expect(try await api.hub.installations.installation(id: "e")?.expiredPushChannel == true)
+            try await api.hub.core.installationStore.markChannelExpired(installationID: "e", pushChannel: .handle("dev-e"), notUpdatedAfter: nil)
+            #expect(try await api.hub.core.installationStore.installation(id: "e")?.expiredPushChannel == true)
             try await api.request(.patch, "/demo/installations/e", key: "listen", body: #"[{"op":"add","path":"/pushChannel","value":"dev-e"}]"#)
-            #expect(try await api.hub.installations.installation(id: "e")?.expiredPushChannel == false)
+            #expect(try await api.hub.core.installationStore.installation(id: "e")?.expiredPushChannel == false)
         }
     }
 

@@ -232,10 +232,10 @@ import Testing
                 #expect(String(buffer: incomplete.body).contains("<P256DH>"))
             }
         } catch {
-            try? await (hub.installations as? SQLInstallationStore)?.database.close()
+            try? await hub.close()
             throw error
         }
-        try await (hub.installations as? SQLInstallationStore)?.database.close()
+        try await hub.close()
     }
 
     @Test func listingsIncludeInstallationsAndPage() async throws {
@@ -339,10 +339,10 @@ import Testing
         do {
             output = try await Self.runPythonClient(app)
         } catch {
-            try? await (hub.installations as? SQLInstallationStore)?.database.close()
+            try? await hub.close()
             throw error
         }
-        try await (hub.installations as? SQLInstallationStore)?.database.close()
+        try await hub.close()
         let (id, json) = output
         let result = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], "python printed: \(json)")
         let listed = try #require(result["listed"] as? [[String: Any]])

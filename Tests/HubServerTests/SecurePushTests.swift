@@ -9,7 +9,7 @@ import Hummingbird
 import HummingbirdTesting
 import JWTKit
 import NIOCore
-import NotificationHub
+@testable import NotificationHub
 import Testing
 import WNS
 
@@ -138,7 +138,7 @@ import WNS
             #expect(again.status == .ok)
 
             // The database holds no plaintext.
-            let store = try #require(api.hub.secureNotifications as? SQLSecureNotificationStore)
+            let store = try #require(api.hub.core.secureNotificationStore as? SQLSecureNotificationStore)
             let rows = try await store.database.read("SELECT * FROM secure_notifications", [])
             #expect(rows.count == 1)
             for row in rows {
@@ -207,8 +207,8 @@ import WNS
             let shortID = try #require(short.json?["id"] as? String)
             clock.advance(by: 61)
             #expect(try await read(api, shortID, bearer: try await Self.token(user: "alice", expiry: clock.now() + 600)).status == .notFound)
-            #expect(try await api.hub.purgeExpiredSecureNotifications() == 1)
-            #expect(try await api.hub.purgeExpiredSecureNotifications() == 0)
+            #expect(try await api.hub.securePush.purgeExpired() == 1)
+            #expect(try await api.hub.securePush.purgeExpired() == 0)
         }
     }
 

@@ -151,9 +151,9 @@ import Testing
                 headers: Self.headers(["ServiceBusNotification-ScheduleTime": later]), body: "{}")
             #expect(scheduled.status == .created)
             let id = try #require(scheduled.headers[HTTPField.Name("TrackingId")!])
-            #expect(try await api.hub.notifications.record(id: id)?.state == .scheduled)
+            #expect(try await api.hub.sends.record(id: id)?.state == .scheduled)
             #expect(try await api.request(.delete, "/demo/schedulednotifications/\(id)", key: "send").status == .ok)
-            #expect(try await api.hub.notifications.record(id: id)?.state == .cancelled)
+            #expect(try await api.hub.sends.record(id: id)?.state == .cancelled)
             #expect(try await api.request(.delete, "/demo/schedulednotifications/\(id)", key: "send").status == .notFound)
 
             let soon = HubDateFormat.string(from: Date() + 0.2)

@@ -40,7 +40,7 @@ import Testing
                 try await hub.run()
                 return nil
             }
-            let id = try await hub.enqueue(notification)
+            let id = try await hub.sends.enqueue(notification)
             var record: NotificationRecord?
             for _ in 0..<3000 {
                 record = try await notifications.record(id: id)

@@ -257,8 +257,8 @@ import Testing
                 secureNotifications: SQLSecureNotificationStore(database: store.database), database: store.database,
                 clock: clock, logger: Logger(label: "test"))
             let due = clock.now() + 3600
-            let id = try await hub.enqueue(Notification(format: Self.format, body: "later", audience: .all), scheduledTime: due)
-            let cancelled = try await hub.enqueue(Notification(format: Self.format, body: "never", audience: .all), scheduledTime: due)
+            let id = try await hub.sends.enqueue(Notification(format: Self.format, body: "later", audience: .all), scheduledTime: due)
+            let cancelled = try await hub.sends.enqueue(Notification(format: Self.format, body: "never", audience: .all), scheduledTime: due)
             #expect(try await notifications.cancel(id: cancelled, now: clock.now()))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await hub.run() }
@@ -342,7 +342,7 @@ import Testing
             let notification = Notification(format: Self.format, body: "poison", audience: .all)
             _ = try await notifications.enqueue(notification, scheduledTime: nil, idempotencyKey: nil)
             // Five workers died holding it without committing anything.
-            for number in 1...Hub.maximumClaims {
+            for number in 1...DeliveryWorker.maximumClaims {
                 _ = try await Self.claimWork(notifications, owner: "crashed-\(number)", clock: clock)
                 clock.advance(by: 10)
             }
@@ -384,7 +384,7 @@ import Testing
                 while try await notifications.nodes(now: Date()).count < 2, ContinuousClock.now < joined {
                     try await Task.sleep(for: .milliseconds(10))
                 }
-                _ = try await hubs[0].enqueue(notification)
+                _ = try await hubs[0].sends.enqueue(notification)
                 // Bounded generously: on a loaded machine two workers on one SQLite file take their time.
                 let record = try await Self.finalRecord(notification.id, in: notifications, within: .seconds(120))
                 group.cancelAll()

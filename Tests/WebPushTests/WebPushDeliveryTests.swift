@@ -103,10 +103,10 @@ import WebPush
                 secureNotifications: SQLSecureNotificationStore(database: harness.store.database),
                 logger: WebPushHarness.logger)
             let secret = #"{"iban":"CH93-SECRET"}"#
-            let sent = try await hub.createSecureNotification(
+            let sent = try await hub.securePush.createSecureNotification(
                 payload: Data(secret.utf8), audience: .tag("username:alice"), timeToLiveSeconds: 300, readOnce: false)
             #expect(sent.notificationIDs.count == 1, "one id-only send in the browser format")
-            let record = try #require(try await hub.notifications.record(id: sent.notificationIDs[0]))
+            let record = try #require(try await hub.sends.record(id: sent.notificationIDs[0]))
             #expect(record.notification.format == .browser)
             let summary = try await hub.dispatcher.dispatch(record.notification)
             #expect(summary.counts == [.browser: [.success: 1]])

@@ -112,14 +112,14 @@ struct DescriptionController {
     func description(of hub: Hub) -> HubDescription {
         let configuration = hub.configuration
         let now = api.clock.now()
-        let recent = hub.deliveryRates.snapshot(endingAt: now, seconds: Self.recentSeconds, step: Self.recentSeconds)
+        let recent = hub.worker.deliveryRates.snapshot(endingAt: now, seconds: Self.recentSeconds, step: Self.recentSeconds)
         let adapters = configuration.adapters.adapters.map { adapter -> HubDescription.Adapter in
             let descriptor = adapter.descriptor
             var outcomes: [Outcome: Int] = [:]
             for (key, values) in recent.series where descriptor.platforms.contains(key.platform) {
                 outcomes[key.outcome, default: 0] += values.reduce(0, +)
             }
-            let last = descriptor.platforms.compactMap { hub.deliveryRates.lastDelivery(to: $0) }.max()
+            let last = descriptor.platforms.compactMap { hub.worker.deliveryRates.lastDelivery(to: $0) }.max()
             return HubDescription.Adapter(
                 type: String(describing: type(of: adapter)),
                 platforms: descriptor.platforms.map(\.name).sorted(),

@@ -47,7 +47,7 @@ struct InstallationsController {
                 "InvalidInstallation", "installationId in the body must be the id in the URL, byte for byte")
         }
         installation.expirationTime = nil
-        return try api.json(try await hub.register(installation, as: registrant))
+        return try api.json(try await hub.installations.register(installation, as: registrant))
     }
 
     func patch(_ request: Request, _ context: HubRequestContext) async throws -> Response {
@@ -56,14 +56,14 @@ struct InstallationsController {
         let id = try Self.id(context)
         try api.admitWrite(context, hub: hub)
         let operations = try InstallationPatchOperation.parse(try await api.body(request).readableBytesView)
-        return try api.json(try await hub.patch(id: id, operations, as: registrant))
+        return try api.json(try await hub.installations.patch(id: id, operations, as: registrant))
     }
 
     func get(_ request: Request, _ context: HubRequestContext) async throws -> Response {
         let hub = try context.requireHub()
         let registrant = try context.registrant(for: hub)
         let id = try Self.id(context)
-        guard let installation = try await hub.installation(id: id, as: registrant) else {
+        guard let installation = try await hub.installations.installation(id: id, as: registrant) else {
             throw APIError(.notFound, code: "InstallationNotFound", message: "installation '\(id)' does not exist")
         }
         return try api.json(installation)
@@ -76,7 +76,7 @@ struct InstallationsController {
         let registrant = try context.registrant(for: hub)
         let id = try Self.id(context)
         try api.admitWrite(context, hub: hub)
-        try await hub.deleteInstallation(id: id, as: registrant)
+        try await hub.installations.deleteInstallation(id: id, as: registrant)
         return Response(status: .noContent)
     }
 
@@ -94,12 +94,12 @@ struct InstallationsController {
             guard !tags.allSatisfy(\.isWhitespace) else {
                 throw APIError.badRequest("InvalidTagExpression", "tags is blank; leave it out to list every installation")
             }
-            expression = try hub.parseExpression(tags)
+            expression = try hub.installations.parseExpression(tags)
         }
         let top = try HubAPI.integer(request, "top", default: 100, in: 1...1000)
         var cursor: InstallationCursor?
         if let token = query.get("continuationToken"), !token.isEmpty { cursor = try InstallationCursor(token: token) }
-        let page = try await hub.installations(matching: expression, after: cursor, limit: top)
+        let page = try await hub.installations.installations(matching: expression, after: cursor, limit: top)
         var headers: HTTPFields = [:]
         if let next = page.next { headers[HTTPField.Name("x-ms-continuationtoken")!] = next.token }
         return try api.json(InstallationList(installations: page.installations, continuationToken: page.next?.token), headers: headers)

@@ -38,7 +38,7 @@ extension MessagesController {
         if let token = request.uri.queryParameters.get("continuationToken"), !token.isEmpty {
             cursor = try RecentNotificationCursor(token: token)
         }
-        let page = try await hub.recentNotifications(after: cursor, limit: top)
+        let page = try await hub.sends.recentNotifications(after: cursor, limit: top)
         let entries = page.notifications.map { overview in
             var entry = RecentNotificationList.Entry(
                 notificationId: overview.id, state: overview.state.name, format: overview.format.name, audience: "all",

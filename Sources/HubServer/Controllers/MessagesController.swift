@@ -21,7 +21,7 @@ struct MessagesController {
         try context.require(.send)
         let send = try SendRequest(request, context, body: try await api.body(request), clock: api.clock)
         if request.uri.queryParameters.has("test") {
-            let results = try await send.hub.testSend(send.notification)
+            let results = try await send.hub.sends.testSend(send.notification)
             let outcome = TestSendOutcome(results)
             if HubAPI.wantsXML(request) { return HubAPI.xml(outcome.xml(), status: .created) }
             return try api.json(outcome, status: .created)
@@ -74,7 +74,7 @@ struct MessagesController {
         try context.require(.send)
         let hub = try context.requireHub()
         let id = try Self.notificationID(context)
-        guard let record = try await hub.record(id: id) else {
+        guard let record = try await hub.sends.record(id: id) else {
             throw APIError(.notFound, code: "NotificationNotFound", message: "notification '\(id)' does not exist")
         }
         let details = NotificationDetails(
@@ -103,7 +103,7 @@ struct MessagesController {
         try context.require(.send)
         let hub = try context.requireHub()
         let id = try Self.notificationID(context)
-        guard try await hub.record(id: id) != nil else {
+        guard try await hub.sends.record(id: id) != nil else {
             throw APIError(.notFound, code: "NotificationNotFound", message: "notification '\(id)' does not exist")
         }
         let top = try HubAPI.integer(request, "top", default: 1000, in: 1...10_000)
@@ -114,7 +114,7 @@ struct MessagesController {
             }
             cursor = value
         }
-        let page = try await hub.failures(of: id, after: cursor, limit: top)
+        let page = try await hub.sends.failures(of: id, after: cursor, limit: top)
         let list = FeedbackList(
             failures: page.failures.map {
                 .init(
@@ -155,7 +155,7 @@ struct ScheduledNotificationsController {
         try context.require(.send)
         let hub = try context.requireHub()
         let id = try MessagesController.notificationID(context)
-        guard try await hub.cancel(id: id, now: api.clock.now()) else {
+        guard try await hub.sends.cancel(id: id, now: api.clock.now()) else {
             throw APIError(
                 .notFound, code: "NotificationNotFound", message: "no scheduled notification '\(id)' is waiting to start")
         }
@@ -200,7 +200,7 @@ struct SendRequest {
                     "InvalidTagExpression",
                     "ServiceBusNotification-Tags is blank; give a tag expression, or leave the header out to send to every device")
             }
-            audience = .tags(try hub.parseExpression(tags))
+            audience = .tags(try hub.sends.parseExpression(tags))
         } else {
             audience = .all
         }
@@ -252,7 +252,7 @@ struct SendRequest {
         {
             throw APIError.badRequest("InvalidIdempotencyKey", "Idempotency-Key must be 1–200 visible ASCII characters")
         }
-        let id = try await hub.enqueue(
+        let id = try await hub.sends.enqueue(
             notification, scheduledTime: scheduleTime, idempotencyKey: idempotencyKey.map { "\(hub.name)/\($0)" })
         let collection = scheduleTime == nil ? "messages" : "schedulednotifications"
         let location = "\(HubAPI.origin(of: request))/\(hub.name)/\(collection)/\(id)"

@@ -32,7 +32,7 @@ struct NodesController {
     func nodes(_ request: Request, _ context: HubRequestContext) async throws -> Response {
         try context.require(.manage)
         let hub = try context.requireHub()
-        let nodes = try await hub.nodes().map { node in
+        let nodes = try await hub.worker.nodes().map { node in
             NodesResponse.Node(
                 id: node.id, name: node.name, startedTime: node.startedTime, heartbeatTime: node.heartbeatTime,
                 delivered: node.delivered, partitions: node.partitions, current: node.id == hub.nodeID)

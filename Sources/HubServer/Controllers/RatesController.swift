@@ -30,11 +30,11 @@ struct RatesController {
     func rates(_ request: Request, _ context: HubRequestContext) async throws -> Response {
         try context.require(.manage)
         let hub = try context.requireHub()
-        let capacity = hub.deliveryRates.capacity
+        let capacity = hub.worker.deliveryRates.capacity
         let seconds = try HubAPI.integer(request, "seconds", default: capacity, in: 1...capacity)
         let step = try HubAPI.integer(request, "step", default: 1, in: 1...seconds)
         // The current second is still counting: the span ends with the last complete one.
-        let snapshot = hub.deliveryRates.snapshot(endingAt: api.clock.now() - 1, seconds: seconds, step: step)
+        let snapshot = hub.worker.deliveryRates.snapshot(endingAt: api.clock.now() - 1, seconds: seconds, step: step)
         let series = snapshot.series.sorted { $0.key < $1.key }.map {
             DeliveryRatesResponse.Series(platform: $0.key.platform.name, outcome: $0.key.outcome.name, counts: $0.value)
         }

@@ -41,7 +41,7 @@ struct RegistrationsController {
     func createRegistrationID(_ request: Request, _ context: HubRequestContext) async throws -> Response {
         let hub = try context.requireHub()
         _ = try context.registrant(for: hub)
-        let id = try await hub.createRegistrationID()
+        let id = try await hub.installations.createRegistrationID()
         let origin = HubAPI.origin(of: request)
         return Response(
             status: .created,
@@ -56,7 +56,7 @@ struct RegistrationsController {
         let registrant = try context.registrant(for: hub)
         try api.admitWrite(context, hub: hub)
         let parsed = try RegistrationXML.parseEntry(try await api.body(request).readableBytesView)
-        let stored = try await hub.createRegistration(parsed.registration, as: registrant)
+        let stored = try await hub.installations.createRegistration(parsed.registration, as: registrant)
         return registrationEntry(stored, hub: hub, request: request, contentLocation: true)
     }
 
@@ -73,7 +73,7 @@ struct RegistrationsController {
                 "<RegistrationId> in the body ('\(registration.registrationID.prefix(64))') must be the id in the URL ('\(id)') or left out")
         }
         registration.registrationID = id
-        let stored = try await hub.putRegistration(registration, condition: condition, as: registrant)
+        let stored = try await hub.installations.putRegistration(registration, condition: condition, as: registrant)
         return registrationEntry(stored, hub: hub, request: request, contentLocation: false)
     }
 
@@ -81,7 +81,7 @@ struct RegistrationsController {
         let hub = try context.requireHub()
         let registrant = try context.registrant(for: hub)
         let id = try Self.registrationID(context)
-        guard let registration = try await hub.registration(id: id, as: registrant) else { throw Self.registrationNotFound(id) }
+        guard let registration = try await hub.installations.registration(id: id, as: registrant) else { throw Self.registrationNotFound(id) }
         return registrationEntry(registration, hub: hub, request: request, contentLocation: false)
     }
 
@@ -91,7 +91,7 @@ struct RegistrationsController {
         let id = try Self.registrationID(context)
         try api.admitWrite(context, hub: hub)
         let condition = try ETagCondition(ifMatch: request.headers[Self.ifMatchHeader])
-        guard try await hub.deleteRegistration(id: id, condition: condition, as: registrant) else {
+        guard try await hub.installations.deleteRegistration(id: id, condition: condition, as: registrant) else {
             throw Self.registrationNotFound(id)
         }
         return Response(status: .ok)
@@ -217,7 +217,7 @@ struct RegistrationsController {
     func registrationFeed(
         _ query: RegistrationQuery, _ parameters: ListingParameters, hub: Hub, request: Request, registrant: Registrant
     ) async throws -> Response {
-        let page = try await hub.registrations(
+        let page = try await hub.installations.registrations(
             query, after: parameters.cursor, limit: parameters.top, reachableBy: registrant)
         var headers: HTTPFields = [.contentType: RegistrationXML.feedContentType]
         if let next = page.next { headers[Self.continuationTokenHeader] = next.token }

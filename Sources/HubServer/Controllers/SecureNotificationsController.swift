@@ -61,7 +61,7 @@ struct SecureNotificationsController {
             guard !tags.allSatisfy(\.isWhitespace) else {
                 throw APIError.badRequest("InvalidSecureNotification", "'tags' is blank; give a tag expression")
             }
-            audience = try hub.parseExpression(tags)
+            audience = try hub.securePush.parseExpression(tags)
         case (nil, let user?):
             try Identifier.validate(user, as: .userID)
             audience = .tag(SystemTag.userID(user))
@@ -69,7 +69,7 @@ struct SecureNotificationsController {
             throw APIError.badRequest(
                 "InvalidSecureNotification", "give exactly one audience: 'tags' (a tag expression) or 'userId'")
         }
-        let created = try await hub.createSecureNotification(
+        let created = try await hub.securePush.createSecureNotification(
             payload: Data(payload.utf8), audience: audience, timeToLiveSeconds: input.timeToLiveSeconds,
             readOnce: input.readOnce ?? false)
         let location = "\(HubAPI.origin(of: request))/\(hub.name)/securenotifications/\(created.id)"
@@ -85,7 +85,7 @@ struct SecureNotificationsController {
         let hub = try context.requireHub()
         let id = try APIPath.decode(context.parameters.require("secureId"))
         guard Identifier.isValid(id, as: .secureNotificationID),
-            let (payload, createdAt) = try await hub.readSecureNotification(id: id, user: user)
+            let (payload, createdAt) = try await hub.securePush.readSecureNotification(id: id, user: user)
         else {
             throw Self.notFound
         }

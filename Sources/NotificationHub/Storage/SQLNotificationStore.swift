@@ -636,7 +636,7 @@ public final class SQLNotificationStore: NotificationStore {
     /// and applies the expired channels. `false` (nothing recorded) when `owner` no longer holds the lease.
     ///
     /// A checkpoint is progress, so the partition's claim count starts again at the claim that made it: only claims
-    /// that end without progress (a crash, an error on every attempt) count toward ``Hub/maximumClaims``, and a
+    /// that end without progress (a crash, an error on every attempt) count toward ``DeliveryWorker/maximumClaims``, and a
     /// fan-out whose leases keep running out on a slow machine is resumed, not ended.
     static func checkpoint(
         _ id: String, _ partition: Int, _ owner: String, _ checkpoint: DispatchCheckpoint, forUpdate: String,

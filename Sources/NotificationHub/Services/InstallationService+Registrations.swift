@@ -1,10 +1,10 @@
 /// Registrations (Azure's older device model): validated like installations, stored beside them.
-extension Hub {
+extension InstallationService {
     /// A new registration id that no installation or registration of this hub uses yet. Nothing is stored.
     public func createRegistrationID() async throws -> String {
         while true {
             let id = RegistrationID.generate()
-            if try await !installations.containsID(id) { return id }
+            if try await !core.installationStore.containsID(id) { return id }
         }
     }
 
@@ -35,16 +35,23 @@ extension Hub {
         stored.installationID = nil
         stored.expirationTime = nil
         stored.userID = nil
-        return try await installations.putRegistration(stored, condition: condition, as: registrant)
+        return try await core.installationStore.putRegistration(stored, condition: condition, as: registrant)
     }
 
     /// A stored registration or the projection of an installation, if `registrant` reaches it; `nil` when it does
     /// not exist or is out of reach, which callers must not tell apart.
     public func registration(id: String, as registrant: Registrant = .unrestricted) async throws -> Registration? {
-        guard let registration = try await installations.registration(id: id),
+        guard let registration = try await core.installationStore.registration(id: id),
             registrant.reaches(owner: registration.userID)
         else { return nil }
         return registration
+    }
+
+    /// A page of the registrations `registrant` reaches: stored registrations and installations' projections.
+    public func registrations(
+        _ query: RegistrationQuery, after cursor: RegistrationCursor?, limit: Int, reachableBy registrant: Registrant
+    ) async throws -> RegistrationPage {
+        try await core.installationStore.registrations(query, after: cursor, limit: limit, reachableBy: registrant)
     }
 
     /// Deletes a stored registration `registrant` reaches if `condition` holds; returns whether it was deleted
@@ -56,7 +63,7 @@ extension Hub {
             guard try await registration(id: id, as: registrant) != nil else { return false }
             throw Self.projectionIsReadOnly(id, installationID: installationID)
         }
-        return try await installations.deleteRegistration(id: id, condition: condition, as: registrant)
+        return try await core.installationStore.deleteRegistration(id: id, condition: condition, as: registrant)
     }
 
     static func projectionIsReadOnly(_ id: String, installationID: String) -> HubError {

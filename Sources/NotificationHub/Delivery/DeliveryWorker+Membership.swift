@@ -13,20 +13,20 @@ struct Membership: Sendable {
     var failedHeartbeats = 0
 }
 
-extension Hub {
+extension DeliveryWorker {
     /// The hub's live nodes (this one included once it has joined), with the partitions each holds.
     public func nodes() async throws -> [HubNode] {
-        try await notifications.nodes(now: clock.now())
+        try await notificationStore.nodes(now: clock.now())
     }
 
     /// Records this node's heartbeat, and logs and measures changes in the hub's nodes.
     func beat() async {
         let now = clock.now()
         let delivered = membership.withLock { $0.delivered }
-        let node = HubNode(id: owner, name: nodeName, startedTime: startedTime, heartbeatTime: now, delivered: delivered)
+        let node = HubNode(id: owner, name: nodeName, startedTime: core.startedTime, heartbeatTime: now, delivered: delivered)
         do {
             // A heartbeat that a lost connection holds up counts as failed, and the next one is on time.
-            let store = notifications
+            let store = notificationStore
             let live = try await withTimeLimit(
                 .seconds(HubNode.livenessSeconds),
                 timeout: HubError(.storageFailure, "the heartbeat was not recorded within \(Int(HubNode.livenessSeconds)) s")
@@ -44,7 +44,7 @@ extension Hub {
                 logger.notice(
                     "the hub's nodes changed",
                     metadata: ["hub.nodes": .string(names.joined(separator: ",")), "hub.nodeCount": "\(names.count)"])
-                Gauge(label: "hub_nodes_live", dimensions: [("hub", name), ("node", nodeName)]).record(names.count)
+                Gauge(label: "hub_nodes_live", dimensions: [("hub", core.name), ("node", nodeName)]).record(names.count)
             }
         } catch {
             let failed = membership.withLock { state in
@@ -80,7 +80,7 @@ extension Hub {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
                 try await cancelWhenGracefulShutdown {
-                    try await self.notifications.listenForWork { sender in
+                    try await self.notificationStore.listenForWork { sender in
                         if sender != owner { work.signal() }
                     }
                 }

@@ -1,7 +1,7 @@
 import Metrics
 import Synchronization
 
-extension Hub {
+extension DeliveryWorker {
     /// Counts committed deliveries: the `hub_notifications_delivered_total` metric by platform, outcome and node,
     /// the hub's per-second ``deliveryRates`` and the node's total in its heartbeat.
     func countDelivered(_ summary: DispatchSummary) {

@@ -1,6 +1,6 @@
 /// What a registrant may say and reach: a device user's token binds what it writes to its user, and the Listen key
 /// binds nothing to a user where the hub's ``ListenKeyPolicy`` says so (see `docs/registering-devices.md`).
-extension Hub {
+extension InstallationService {
     /// Checks what `registrant` may write into an installation, and sets the installation's user from a user's
     /// token.
     ///
@@ -61,20 +61,5 @@ extension Hub {
         throw HubError(
             .userMismatch,
             "tag '\(tag)' names another user; with a user's token, tags starting with \(prefixes) must name that user (\(own))")
-    }
-
-    /// An installation if `registrant` reaches it; `nil` when it does not exist or belongs to someone out of reach,
-    /// which callers must not tell apart.
-    public func installation(id: String, as registrant: Registrant) async throws -> Installation? {
-        guard let installation = try await installations.installation(id: id),
-            registrant.reaches(owner: installation.userID)
-        else { return nil }
-        return installation
-    }
-
-    /// Deletes an installation if `registrant` reaches it; returns whether it was deleted.
-    @discardableResult
-    public func deleteInstallation(id: String, as registrant: Registrant) async throws -> Bool {
-        try await installations.delete(id: id, as: registrant)
     }
 }

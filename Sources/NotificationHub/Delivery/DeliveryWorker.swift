@@ -1,0 +1,322 @@
+import Foundation
+import Logging
+import Metrics
+import ServiceLifecycle
+import Synchronization
+
+/// A hub's delivery worker on this node: leases accepted notifications from the notification store and fans them
+/// out until graceful shutdown.
+///
+/// It joins the hub's nodes (a heartbeat, `DeliveryWorker+Membership.swift`), listens for work other nodes announce,
+/// claims due notifications in batches, delivers each claimed partition while renewing its lease, commits its
+/// checkpoints and finish, and counts what it delivered (``deliveryRates``). A claimed notification keeps the
+/// configuration current when it was claimed to the end of its fan-out. The hub's adapters are separate services
+/// that must run while it does; the ``Hub`` that runs it closes the database after it stops.
+public final class DeliveryWorker: Service, Sendable {
+    /// Deliveries per second over the last hour, by platform and outcome.
+    public let deliveryRates = DeliveryRates()
+    let core: HubCore
+    private let inFlight = Mutex(0)
+    /// Deliveries this node committed since it started, and what it knows of the other nodes.
+    let membership = Mutex(Membership())
+    /// The partitions this process is delivering (`id#partition`).
+    private let active = Mutex<Set<String>>([])
+
+    init(core: HubCore) {
+        self.core = core
+    }
+
+    var configuration: HubConfiguration { core.configuration }
+    var notificationStore: any NotificationStore { core.notificationStore }
+    var clock: any WallClock { core.clock }
+    var logger: Logger { core.logger }
+    var owner: String { core.owner }
+    var nodeName: String { core.nodeName }
+    var work: WorkSignal { core.work }
+
+    /// Leases and delivers notifications until graceful shutdown.
+    ///
+    /// The node joins the hub's nodes first (a heartbeat), listens for work other nodes announce, and leaves when it
+    /// stops, after handing its leases back.
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                // Join before the first claim, so that the split of a new notification counts this node.
+                await self.beat()
+                group.addTask { await self.heartbeatLoop() }
+                group.addTask { await self.listenLoop() }
+                var failures = 0
+                while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                    // Claim as many due notifications as there is room for, a batch per transaction. The delivery
+                    // settings are read at every claim, so a reload applies to the next claimed notification.
+                    // While busy, a claim waits until a quarter of the slots are free: under a stream of small
+                    // sends each completion would otherwise cost a claim transaction of its own.
+                    while case let delivery = configuration.delivery,
+                        case let running = inFlight.withLock({ $0 }),
+                        case let room = delivery.parallelNotifications - running,
+                        room >= (running == 0 ? 1 : max(1, delivery.parallelNotifications / 4)),
+                        !Task.isShuttingDownGracefully
+                    {
+                        let claims: [Claim]
+                        do {
+                            // A claim that a lost connection holds up counts as failed. (If it committed all the
+                            // same, its partitions are taken over when their lease runs out.)
+                            let request = ClaimRequest(
+                                owner: owner, leaseSeconds: delivery.leaseSeconds, now: clock.now(),
+                                partitionsPerNode: delivery.partitions,
+                                splitAbove: delivery.pageSize, limit: min(room, Self.claimBatch))
+                            let store = notificationStore
+                            claims = try await withTimeLimit(
+                                Self.storeCallLimit(delivery.leaseSeconds),
+                                timeout: HubError(.storageFailure, "the claim was not answered in time")
+                            ) { try await store.claim(request) }
+                            if failures > 0 {
+                                logger.notice("claiming again: the database answers", metadata: ["hub.failedClaims": "\(failures)"])
+                                failures = 0
+                            }
+                        } catch {
+                            if Task.isCancelled { return }
+                            failures += 1
+                            // Logged once: the node stops claiming until the database answers again.
+                            logger.log(
+                                level: failures == 1 ? .error : .debug,
+                                "could not claim notifications; this node claims nothing until the database answers",
+                                metadata: ["error": "\(error)"])
+                            claims = []
+                        }
+                        if claims.isEmpty { break }
+                        for claim in claims {
+                            guard case .work(let claimed) = claim else {
+                                if case .ended(let id, let reason) = claim { recordEnded(id: id, reason: reason, kind: "unreadable") }
+                                continue
+                            }
+                            // A lease that ran out while this process was still delivering the partition (a stall)
+                            // can come back to the same process, whose lease owner is the same: the worker that
+                            // holds it goes on, and no second one starts.
+                            let key = "\(claimed.record.notification.id)#\(claimed.partition)"
+                            guard active.withLock({ $0.insert(key).inserted }) else { continue }
+                            inFlight.withLock { $0 += 1 }
+                            group.addTask {
+                                await self.process(claimed)
+                                _ = self.active.withLock { $0.remove(key) }
+                                self.inFlight.withLock { $0 -= 1 }
+                                self.work.signal()
+                            }
+                        }
+                    }
+                    if failures > 0 {
+                        // Retried with a growing pause (up to 5 s) while the database does not answer.
+                        await work.wait(upTo: .milliseconds(min(5000, 250 << min(failures - 1, 5))))
+                    } else {
+                        await waitForWork()
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            self.work.signal()
+        }
+        do {
+            // A cancelled task (not a graceful shutdown) cannot reach the database: its heartbeat ages instead.
+            if !Task.isCancelled {
+                let store = notificationStore
+                let owner = self.owner
+                try await withTimeLimit(.seconds(5), timeout: HubError(.storageFailure, "leaving was not answered within 5 s")) {
+                    try await store.leave(nodeID: owner)
+                }
+            }
+        } catch {
+            logger.warning("could not remove this node from the hub's nodes; it stops counting when its heartbeat ages", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Seconds a worker holds a notification before another may take it over; renewed every quarter of it.
+    var leaseSeconds: Double { configuration.delivery.leaseSeconds }
+
+    /// Waits for a wake-up (a notification accepted here, work announced by a node) or, for what nobody announces
+    /// (a scheduled time reached, a lease that ran out on a node that died), one second.
+    private func waitForWork() async {
+        await work.wait(upTo: .seconds(1))
+    }
+
+    /// How long a claim or a completion may wait for the database before it counts as failed: half the lease, at
+    /// least 5 s.
+    static func storeCallLimit(_ leaseSeconds: Double) -> Duration { .seconds(max(5, leaseSeconds / 2)) }
+
+    /// Notifications claimed in one transaction at most.
+    static let claimBatch = 64
+
+    /// Delivers a claimed partition while renewing its lease; throws when the lease is lost or the task is cancelled.
+    /// Checkpoints are committed as the fan-out goes, except the last (the one without a resume cursor), which is
+    /// returned so that it is committed together with the partition's finish.
+    private func deliver(
+        _ work: DeliveryWork, using current: HubCore.State, abandonAfter window: Duration
+    ) async throws -> (summary: DispatchSummary, last: DispatchCheckpoint) {
+        let leaseSeconds = current.configuration.delivery.leaseSeconds
+        let dispatcher = current.dispatcher
+        let id = work.record.notification.id
+        let partition = work.partition
+        let owner = self.owner
+        let store = notificationStore
+        let lost = HubError(.conflict, "the lease on notification \(id) partition \(partition) was lost")
+        let last = FinalCheckpoint()
+        let summary = try await withThrowingTaskGroup(of: DispatchSummary?.self) { group in
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: .seconds(leaseSeconds / 4))
+                    // A renewal that has not answered within half the lease stops the fan-out: three quarters of the
+                    // lease after the last renewal at most, before the lease could have run out and another node
+                    // taken the partition over.
+                    let renewed = try await withTimeLimit(.seconds(leaseSeconds / 2), timeout: lost) {
+                        try await store.renewLease(
+                            id: id, partition: partition, owner: owner, leaseSeconds: leaseSeconds,
+                            now: self.clock.now())
+                    }
+                    guard renewed else { throw lost }
+                }
+            }
+            group.addTask {
+                try await dispatcher.dispatch(
+                    work.record.notification, resumingAfter: work.resumeAfter, upTo: work.upperBound, abandonAfter: window
+                ) { checkpoint in
+                    // Pages finished after the fan-out was stopped may hold retries cut short: not committed.
+                    try Task.checkCancellation()
+                    guard checkpoint.cursor != nil else {
+                        // The end of the partition: committed with its finish.
+                        last.add(checkpoint)
+                        return
+                    }
+                    // A checkpoint that does not answer within half the lease stops the fan-out like a lost lease.
+                    guard
+                        try await withTimeLimit(.seconds(leaseSeconds / 2), timeout: lost, {
+                            try await store.recordCheckpoint(id: id, partition: partition, owner: owner, checkpoint)
+                        })
+                    else { throw lost }
+                    self.countDelivered(checkpoint.summary)
+                }
+            }
+            var result = DispatchSummary()
+            while let next = try await group.next() {
+                if let next {
+                    result = next
+                    break
+                }
+            }
+            group.cancelAll()
+            return result
+        }
+        return (summary, last.value)
+    }
+
+    /// Claims of one partition without progress (no checkpoint committed since) after which a fan-out that keeps
+    /// failing (a crash, an error on every attempt) is ended instead of retried forever. Leases handed back at
+    /// shutdown do not count.
+    public static let maximumClaims = 5
+
+    /// Logs and counts a notification the worker ended without delivering it.
+    func recordEnded(id: String, reason: String, kind: String) {
+        logger.error(
+            "notification ended without delivery",
+            metadata: ["notification.id": .string(id), "notification.endReason": .string(reason)])
+        Counter(label: "hub_notifications_failed_total", dimensions: [("reason", kind)]).increment()
+    }
+
+    /// Ends a notification and records why; a failure to record is logged (the lease then expires and the next
+    /// claim tries again).
+    func end(_ id: String, reason: String, kind: String) async {
+        do {
+            try await notificationStore.end(id: id, reason: reason, now: clock.now())
+            recordEnded(id: id, reason: reason, kind: kind)
+        } catch {
+            logger.error("could not end a notification", metadata: ["notification.id": .string(id), "error": "\(error)"])
+        }
+    }
+
+    func process(_ work: DeliveryWork) async {
+        // The configuration of the claim is kept to the end of the fan-out; a reload waits for it before it shuts
+        // down adapters it replaced.
+        let current = core.enterCurrent()
+        defer { current.generation.leave() }
+        let record = work.record
+        let id = record.notification.id
+        let partition = work.partition
+        var logger = logger
+        logger[metadataKey: "notification.id"] = .string(id)
+        logger[metadataKey: "notification.partition"] = "\(partition)"
+        if work.claims > Self.maximumClaims {
+            await end(
+                id,
+                reason: "partition \(partition) was claimed \(work.claims) times without progress; ended so the queue moves on",
+                kind: "repeatedFailure")
+            return
+        }
+        let started = clock.now()
+        let summary: DispatchSummary
+        let last: DispatchCheckpoint
+        do {
+            // A partition taken over from a crashed worker resumes after its last checkpoint.
+            if let cursor = work.cursor {
+                logger.info("resuming a fan-out", metadata: ["notification.resumedAfter": "\(cursor.position)"])
+            } else if work.claims > 1 {
+                logger.info("resuming a fan-out", metadata: ["notification.resumedAfter": "start"])
+            }
+            let elapsed = record.startTime.map { started.timeIntervalSince($0) } ?? 0
+            let window = Duration.seconds(max(0, current.configuration.delivery.abandonAfterSeconds - elapsed))
+            // Graceful shutdown stops the fan-out like a crash would, but at once: nothing more is committed, and
+            // the lease is handed back below so that the next worker resumes from the last checkpoint right away.
+            (summary, last) = try await cancelWhenGracefulShutdown { try await self.deliver(work, using: current, abandonAfter: window) }
+        } catch {
+            if Task.isShuttingDownGracefully {
+                try? await notificationStore.releaseLease(id: id, partition: partition, owner: owner, now: clock.now())
+                logger.notice("fan-out stopped for shutdown; the next worker resumes it from its last checkpoint")
+            } else if let error = error as? HubError, ![.storageFailure, .conflict].contains(error.code) {
+                // The notification itself cannot be delivered (e.g. its template properties): retrying cannot help.
+                await end(id, reason: error.message, kind: "invalid")
+            } else {
+                logger.error(
+                    "fan-out stopped; it resumes from its last checkpoint when its lease expires",
+                    metadata: ["error": "\(error)"])
+            }
+            return
+        }
+        do {
+            let store = notificationStore
+            let owner = self.owner
+            let now = clock.now()
+            let final = try await withTimeLimit(
+                Self.storeCallLimit(leaseSeconds),
+                timeout: HubError(.storageFailure, "the outcome was not recorded in time; the next worker resumes the fan-out")
+            ) { try await store.complete(id: id, partition: partition, owner: owner, last, now: now) }
+            guard let final else {
+                logger.error("the lease was lost before the outcome was recorded; the next worker resumes the fan-out")
+                return
+            }
+            countDelivered(last.summary)
+            // Per-user sends finish thousands of times a second: they are logged at debug level.
+            logger.log(
+                level: summary.total >= 100 ? .info : .debug,
+                final == .processing ? "partition finished" : "notification finished",
+                metadata: [
+                    "notification.state": .string(final.name),
+                    "notification.partitionTargets": "\(summary.total)",
+                    "notification.seconds": "\(clock.now().timeIntervalSince(record.startTime ?? started))",
+                ])
+        } catch {
+            logger.error("could not record the outcome", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+/// The end of a partition's fan-out, gathered while it is delivered and committed with the partition's finish.
+private final class FinalCheckpoint: Sendable {
+    private let state = Mutex(DispatchCheckpoint(summary: DispatchSummary(), failures: [], cursor: nil))
+
+    func add(_ checkpoint: DispatchCheckpoint) {
+        state.withLock { last in
+            last.summary.merge(checkpoint.summary)
+            last.failures += checkpoint.failures
+            last.expiredChannels += checkpoint.expiredChannels
+        }
+    }
+
+    var value: DispatchCheckpoint { state.withLock { $0 } }
+}

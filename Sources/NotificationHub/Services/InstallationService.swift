@@ -1,0 +1,104 @@
+import Foundation
+
+/// A hub's devices: validates, stores, reads and deletes installations on behalf of a ``Registrant``, lists them,
+/// and serves the registrations API (`InstallationService+Registrations.swift`) over the same rows.
+///
+/// Every call reads the hub's configuration current when it starts (its limits, tag rules and adapters).
+public struct InstallationService: Sendable {
+    let core: HubCore
+
+    init(core: HubCore) {
+        self.core = core
+    }
+
+    var configuration: HubConfiguration { core.configuration }
+
+    /// Validates and stores an installation (create or replace) on behalf of `registrant` (see ``authorize(_:as:)``).
+    public func register(_ installation: Installation, as registrant: Registrant = .unrestricted) async throws -> Installation {
+        var installation = installation
+        try authorize(&installation, as: registrant)
+        try validate(installation)
+        return try await core.installationStore.upsert(installation, as: registrant)
+    }
+
+    /// Applies a JSON patch to an installation `registrant` reaches and checks the result before storing it.
+    public func patch(
+        id: String, _ operations: [InstallationPatchOperation], as registrant: Registrant = .unrestricted
+    ) async throws -> Installation {
+        try await core.installationStore.update(id: id, as: registrant) { [self] installation throws(HubError) in
+            try installation.apply(operations)
+            try authorize(&installation, as: registrant)
+            try validate(installation)
+        }
+    }
+
+    /// Checks an installation against the hub's rules and its platform's adapter: the identifier policy for its id,
+    /// user and template names, the tag rules, and a limit on every tag it carries (its own and its templates').
+    public func validate(_ installation: Installation) throws(HubError) {
+        try Identifier.validate(installation.installationID, as: .installationID)
+        if let user = installation.userID { try Identifier.validate(user, as: .userID) }
+        let limit = configuration.limits.tagsPerInstallation
+        try Tag.validate(installation.tags, limit: limit)
+        try configuration.adapters.validate(pushChannel: installation.pushChannel, platform: installation.platform)
+        for (name, template) in installation.templates {
+            try Identifier.validate(name, as: .templateName)
+            do {
+                _ = try Template(parsing: template.body)
+                for (header, value) in template.headers {
+                    try NotificationHeaders.validate(name: header)
+                    _ = try Template(parsing: value, kind: .text)
+                }
+                if let expiry = template.expiry { _ = try Template(parsing: expiry, kind: .text) }
+                try Tag.validate(template.tags, limit: limit)
+            } catch {
+                throw HubError(error.code, "template '\(name)': \(error.message)")
+            }
+        }
+        let distinct = installation.tags.count + Set(installation.templates.values.flatMap(\.tags)).subtracting(installation.tags).count
+        if distinct > limit {
+            throw HubError(
+                .tooManyTags,
+                "an installation may carry at most \(limit) distinct tags, its templates' tags included; \(distinct) were given")
+        }
+    }
+
+    /// An installation if `registrant` reaches it; `nil` when it does not exist or belongs to someone out of reach,
+    /// which callers must not tell apart.
+    public func installation(id: String, as registrant: Registrant) async throws -> Installation? {
+        guard let installation = try await core.installationStore.installation(id: id),
+            registrant.reaches(owner: installation.userID)
+        else { return nil }
+        return installation
+    }
+
+    /// Deletes an installation if `registrant` reaches it; returns whether it was deleted.
+    @discardableResult
+    public func deleteInstallation(id: String, as registrant: Registrant) async throws -> Bool {
+        try await core.installationStore.delete(id: id, as: registrant)
+    }
+
+    /// A page of installations matching `expression` (all when `nil`).
+    public func installations(
+        matching expression: TagExpression?, after cursor: InstallationCursor?, limit: Int
+    ) async throws -> InstallationPage {
+        try await core.installationStore.query(
+            InstallationQuery(expression: expression, kinds: .installations), after: cursor, limit: limit)
+    }
+
+    /// A user's tag set: `username:<user>`, the user's tag in every other user-bound namespace (`user:<user>`),
+    /// `$UserId:{user}` and the tags of every installation of the user.
+    public func tags(ofUser user: String) async throws -> Set<String> {
+        let userTag = SystemTag.userID(user)
+        var tags: Set<String> = ["username:\(user)", userTag]
+        tags.formUnion(configuration.userBoundTags.tags(of: user))
+        for try await page in core.installationStore.pages(InstallationQuery(expression: .tag(userTag)), pageSize: 100) {
+            for installation in page.installations { tags.formUnion(installation.tags) }
+        }
+        return tags
+    }
+
+    /// Parses a tag expression (a listing's filter) with this hub's limits.
+    public func parseExpression(_ text: String) throws(HubError) -> TagExpression {
+        try core.parseExpression(text)
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// A hub's messages: validates and durably enqueues notifications for the ``DeliveryWorker``, runs test sends, and
+/// reads and cancels what was sent (telemetry, per-device failures, the failure feed, recent notifications).
+///
+/// Every call reads the hub's configuration current when it starts (its limits and adapters).
+public struct SendService: Sendable {
+    let core: HubCore
+
+    init(core: HubCore) {
+        self.core = core
+    }
+
+    /// Validates and durably enqueues a notification; returns its id (the earlier id for a repeated idempotency key).
+    public func enqueue(
+        _ notification: Notification, scheduledTime: Date? = nil, idempotencyKey: String? = nil
+    ) async throws -> String {
+        try core.configuration.adapters.validate(notification: notification)
+        let id = try await core.notificationStore.enqueue(
+            notification, scheduledTime: scheduledTime, idempotencyKey: idempotencyKey)
+        core.work.signal()
+        return id
+    }
+
+    /// Validates a notification and delivers it at once to at most 10 matching devices, returning each outcome.
+    /// Nothing is stored.
+    public func testSend(_ notification: Notification) async throws -> [TestSendResult] {
+        let current = core.enterCurrent()
+        defer { current.generation.leave() }
+        try current.configuration.adapters.validate(notification: notification)
+        return try await current.dispatcher.testSend(notification, limit: 10)
+    }
+
+    /// Parses a tag expression (a send's audience) with this hub's limits.
+    public func parseExpression(_ text: String) throws(HubError) -> TagExpression {
+        try core.parseExpression(text)
+    }
+
+    /// A notification's telemetry, or `nil` when the hub has no such notification.
+    public func record(id: String) async throws -> NotificationRecord? {
+        try await core.notificationStore.record(id: id)
+    }
+
+    /// A page of a notification's per-device failures after `cursor`.
+    public func failures(of id: String, after cursor: Int64?, limit: Int) async throws -> FeedbackPage {
+        try await core.notificationStore.failures(id: id, after: cursor, limit: limit)
+    }
+
+    /// Cancels a notification that has not started; `false` when it is unknown or already started.
+    public func cancel(id: String, now: Date) async throws -> Bool {
+        try await core.notificationStore.cancel(id: id, now: now)
+    }
+
+    /// The most recent notifications, newest first.
+    public func recentNotifications(after cursor: RecentNotificationCursor?, limit: Int) async throws -> RecentNotificationPage {
+        try await core.notificationStore.recent(after: cursor, limit: limit)
+    }
+
+    /// Failures of every notification recorded after `cursor`, oldest first, with their notification ids: the feed
+    /// a feedback webhook consumes.
+    public func allFailures(after cursor: Int64?, limit: Int) async throws -> FeedbackPage {
+        try await core.notificationStore.allFailures(after: cursor, limit: limit)
+    }
+
+    /// A named position a consumer of the failure feed (``allFailures(after:limit:)``) has reached, or `nil` if
+    /// never set.
+    public func feedPosition(_ name: String) async throws -> Int64? {
+        try await core.notificationStore.position(name)
+    }
+
+    /// Records a named position in the failure feed.
+    public func setFeedPosition(_ name: String, to value: Int64) async throws {
+        try await core.notificationStore.setPosition(name, to: value)
+    }
+}
