@@ -457,8 +457,9 @@ public struct DeliveryConfiguration: Sendable, Hashable {
     public var initialBackoffSeconds: Double
     /// The longest delay between attempts in seconds. Default 60.
     public var maximumBackoffSeconds: Double
-    /// Notifications a hub delivers at the same time. Default 64: many small sends (one user's devices) run side
-    /// by side; large fan-outs share ``maximumDeliveriesInFlight``.
+    /// Notifications a hub delivers at the same time. Default 256: many small sends (one user's devices) run side
+    /// by side, enough to cover each one's round trips (database, platform) at thousands a second; large fan-outs
+    /// share ``maximumDeliveriesInFlight``.
     public var parallelNotifications: Int
     /// Deliveries held in memory at once across all of the hub's notifications (a page takes as many as it has
     /// devices). Default 12,000: three 1,000-device pages of four fan-outs. Bounds a fan-out's memory.
@@ -490,7 +491,7 @@ public struct DeliveryConfiguration: Sendable, Hashable {
     public init(
         pageSize: Int = 1000, batchSize: Int = 250, concurrency: Int = 8, abandonAfterSeconds: Double = 1800,
         maximumAttempts: Int = 8, initialBackoffSeconds: Double = 0.5, maximumBackoffSeconds: Double = 60,
-        expiredChannelPolicy: ExpiredChannelPolicy = .markExpired, parallelNotifications: Int = 64,
+        expiredChannelPolicy: ExpiredChannelPolicy = .markExpired, parallelNotifications: Int = 256,
         maximumDeliveriesInFlight: Int = 12_000,
         pagesInFlight: Int = 3, platformConcurrency: [String: Int] = [:], rateLimitPerSecond: Double? = nil,
         leaseSeconds: Double = 60, partitions: Int = 1

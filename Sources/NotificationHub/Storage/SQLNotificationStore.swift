@@ -198,13 +198,15 @@ public final class SQLNotificationStore: NotificationStore {
                 }
                 lookForOpen = false
                 var split = false
-                let due = try await self.claimDue(
-                    request, nodes: nodes, limit: limit - claims.count, opened: &split, on: connection)
-                if due.isEmpty { break }
+                let wanted = limit - claims.count
+                let due = try await self.claimDue(request, nodes: nodes, limit: wanted, opened: &split, on: connection)
                 claims += due
                 if split {
                     opened = true
                     lookForOpen = true
+                } else if due.count < wanted {
+                    // Fewer due than asked for: none is left.
+                    break
                 }
             }
             // Partitions left open for the other nodes: they learn of them when this transaction commits.
@@ -471,8 +473,8 @@ public final class SQLNotificationStore: NotificationStore {
     ///
     /// Most audiences are bounded by the tags they require: a tag's index entries (at most `threshold + 1` of them
     /// read) bound the installations carrying it, an AND by its smallest operand, an OR by the sum of its operands.
-    /// The tags of every notification in the batch are counted with one statement of single-table index probes per
-    /// 64 tags, which the database plans at once however complex the expressions are. Only audiences that no tag
+    /// The tags of every notification in the batch are counted with one statement of single-table index probes,
+    /// which the database plans at once however complex the expressions are. Only audiences that no tag
     /// bounds (a broadcast, a negation at the top) are probed by running their query, up to `threshold + 1` rows.
     /// Counts ignore expiry, platform and row kind, so they never fall short: a large audience is always split,
     /// and a small one is at worst split without need.
@@ -520,16 +522,23 @@ public final class SQLNotificationStore: NotificationStore {
         return large
     }
 
-    /// How many tag rows (of any scope) carry each tag, counting at most `limit` per tag.
+    /// How many tag rows (of any scope) carry each tag, counting at most `limit` per tag: one statement per 256
+    /// tags whose single correlated index probe the database plans once, however many tags it is run for.
     static func tagCounts(_ tags: [String], upTo limit: Int, on connection: any SQLExecutor) async throws -> [String: Int] {
         var counts: [String: Int] = [:]
-        for start in stride(from: 0, to: tags.count, by: 64) {
-            let chunk = tags[start..<min(start + 64, tags.count)]
-            let columns = chunk.indices.map { position in
-                "(SELECT COUNT(*) FROM (SELECT 1 FROM installation_tags WHERE tag = ? LIMIT \(limit)) AS p\(position - start)) AS c\(position - start)"
-            }
-            let rows = try await connection.query("SELECT " + columns.joined(separator: ", "), chunk.map { .text($0) })
-            for (position, tag) in chunk.enumerated() { counts[tag] = rows.first?.int("c\(position)") ?? limit }
+        for start in stride(from: 0, to: tags.count, by: 256) {
+            let chunk = tags[start..<min(start + 256, tags.count)]
+            let rows = try await connection.query(
+                """
+                WITH wanted(tag) AS (VALUES \(Array(repeating: "(?)", count: chunk.count).joined(separator: ", ")))
+                SELECT wanted.tag AS tag, (
+                    SELECT COUNT(*) FROM (SELECT 1 FROM installation_tags t WHERE t.tag = wanted.tag LIMIT \(limit)) AS c
+                ) AS n FROM wanted
+                """,
+                chunk.map { .text($0) })
+            for row in rows { if let tag = row.string("tag") { counts[tag] = row.int("n") ?? limit } }
+            // A tag the answer left out is counted as large: a split is never missed.
+            for tag in chunk where counts[tag] == nil { counts[tag] = limit }
         }
         return counts
     }
