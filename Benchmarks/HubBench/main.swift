@@ -45,6 +45,8 @@ struct Options {
     var keep = false
     /// Extra `delivery:` settings for the hub, as a YAML flow mapping (e.g. `{parallelNotifications: 256}`).
     var delivery: String?
+    /// Extra settings of the APNs adapter, as YAML `key: value` pairs separated by commas (e.g. `connections: 8`).
+    var apns: String?
 
     init(_ arguments: [String]) {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -73,6 +75,7 @@ struct Options {
             case "--nodes": nodes = max(1, Int(value()) ?? 1)
             case "--keep": keep = true
             case "--delivery": delivery = value()
+            case "--apns": apns = value()
             default:
                 FileHandle.standardError.write(Data("unknown option \(argument)\n".utf8))
                 exit(2)
@@ -328,7 +331,7 @@ func configuration(storage: String) -> String {
             teamId: \(teamID)
             keyId: \(keyID)
             privateKey: {file: \(keyPath)}
-            topic: \(topic)
+            topic: \(topic)\((options.apns ?? "").split(separator: ",").map { "\n        " + $0.trimmingCharacters(in: .whitespaces) }.joined())
     """
 }
 

@@ -17,6 +17,18 @@ public enum SQLValue: Sendable, Hashable {
     case blob(ByteBuffer)
 }
 
+/// The positions of a result's columns by name, shared by all of its rows.
+public struct SQLColumns: Sendable {
+    let index: [String: Int]
+
+    /// The positions of `names` (the first, for a name given twice).
+    public init(_ names: [String]) {
+        var index: [String: Int] = [:]
+        for (position, name) in names.enumerated() where index[name] == nil { index[name] = position }
+        self.index = index
+    }
+}
+
 /// One result row, read by column name.
 public struct SQLRow: Sendable {
     private let index: [String: Int]
@@ -24,9 +36,12 @@ public struct SQLRow: Sendable {
 
     /// Creates a row from column names and values in the same order.
     public init(columns: [String], values: [SQLValue]) {
-        var index: [String: Int] = [:]
-        for (position, name) in columns.enumerated() where index[name] == nil { index[name] = position }
-        self.index = index
+        self.init(columns: SQLColumns(columns), values: values)
+    }
+
+    /// Creates a row of a result whose column positions were looked up once for all of its rows.
+    public init(columns: SQLColumns, values: [SQLValue]) {
+        self.index = columns.index
         self.values = values
     }
 

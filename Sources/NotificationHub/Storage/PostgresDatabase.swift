@@ -160,7 +160,7 @@ public final class PostgresHubDatabase: HubDatabase {
             let rows = try await connection.query(
                 PostgresQuery(unsafeSQL: Self.numbered(sql), binds: bindings), logger: logger)
             var result: [SQLRow] = []
-            var names: [String]?
+            var names: SQLColumns?
             for try await row in rows {
                 let random = PostgresRandomAccessRow(row)
                 var values: [SQLValue] = []
@@ -170,7 +170,7 @@ public final class PostgresHubDatabase: HubDatabase {
                     if names == nil { columnNames.append(cell.columnName) }
                     values.append(try Self.value(cell))
                 }
-                if names == nil { names = columnNames }
+                if names == nil { names = SQLColumns(columnNames) }
                 result.append(SQLRow(columns: names!, values: values))
             }
             return result

@@ -115,7 +115,7 @@ public final class SQLiteHubDatabase: HubDatabase {
         func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
             let rows = try await connection.query(sql, binds.map(Self.sqlite))
             guard let first = rows.first else { return [] }
-            let names = first.columns.map(\.name)
+            let names = SQLColumns(first.columns.map(\.name))
             return rows.map { row in SQLRow(columns: names, values: row.columns.map { Self.value($0.data) }) }
         }
 
