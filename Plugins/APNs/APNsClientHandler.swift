@@ -42,6 +42,9 @@ final class APNsClientBatch {
     var responses: [APNsResponse?]
     var remaining: Int
     let promise: EventLoopPromise<[APNsResponse]>
+    /// The batch's deadline, cancelled when its last answer comes: a pending deadline holds the batch (and its
+    /// answers) in the event loop's schedule until it fires.
+    var deadline: Scheduled<Void>?
 
     init(count: Int, promise: EventLoopPromise<[APNsResponse]>) {
         self.responses = Array(repeating: nil, count: count)
@@ -53,7 +56,11 @@ final class APNsClientBatch {
         guard responses[index] == nil else { return }
         responses[index] = response
         remaining -= 1
-        if remaining == 0 { promise.succeed(responses.map { $0! }) }
+        if remaining == 0 {
+            deadline?.cancel()
+            deadline = nil
+            promise.succeed(responses.map { $0! })
+        }
     }
 
     func failRemaining(_ why: String) {
@@ -190,8 +197,8 @@ final class APNsClientHandler: ChannelInboundHandler {
             return
         }
         for (index, request) in requests.enumerated() { queue.append(Pending(batch: batch, index: index, request: request)) }
-        context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
-            guard batch.remaining > 0 else { return }
+        batch.deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self, weak batch] in
+            guard let batch, batch.remaining > 0 else { return }
             self?.cancel(batch)
             batch.failRemaining("Timeout")
         }
