@@ -75,7 +75,7 @@ final class APNsConnectionPool: Sendable {
     private let next = Atomic<Int>(0)
     private let opened = Atomic<Int>(0)
 
-    init(settings: Settings, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
+    init(settings: Settings, group: any EventLoopGroup = PlatformEventLoops.shared) throws {
         self.settings = settings
         self.group = group
         var tls = TLSConfiguration.makeClientConfiguration()

@@ -44,7 +44,7 @@ public final class LazyHTTPClient: Sendable {
                 throw HTTPClientError.alreadyShutdown
             case .idle:
                 let clients = (0..<count).map { _ in
-                    HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+                    HTTPClient(eventLoopGroup: PlatformEventLoops.shared, configuration: configuration)
                 }
                 state = .running(clients)
                 return clients
