@@ -34,11 +34,10 @@ public enum PlatformEventLoops {
     /// Adds `amount` to the calling thread's niceness. On Linux the niceness belongs to a thread, and `who` 0 names
     /// the calling one.
     static func lowerCurrentThreadPriority(by amount: Int32) {
-        let thread: id_t = 0
         errno = 0
-        let current = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread)
+        let current = currentThreadNiceness()
         guard errno == 0 else { return }
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, min(19, current + amount))
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, min(19, current + amount))
     }
 
     /// The calling thread's niceness.

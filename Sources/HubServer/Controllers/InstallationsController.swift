@@ -94,7 +94,7 @@ struct InstallationsController {
             guard !tags.allSatisfy(\.isWhitespace) else {
                 throw APIError.badRequest("InvalidTagExpression", "tags is blank; leave it out to list every installation")
             }
-            expression = try hub.installations.parseExpression(tags)
+            expression = try hub.parseExpression(tags)
         }
         let top = try HubAPI.integer(request, "top", default: 100, in: 1...1000)
         var cursor: InstallationCursor?

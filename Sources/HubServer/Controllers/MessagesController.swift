@@ -200,7 +200,7 @@ struct SendRequest {
                     "InvalidTagExpression",
                     "ServiceBusNotification-Tags is blank; give a tag expression, or leave the header out to send to every device")
             }
-            audience = .tags(try hub.sends.parseExpression(tags))
+            audience = .tags(try hub.parseExpression(tags))
         } else {
             audience = .all
         }

@@ -61,7 +61,7 @@ struct SecureNotificationsController {
             guard !tags.allSatisfy(\.isWhitespace) else {
                 throw APIError.badRequest("InvalidSecureNotification", "'tags' is blank; give a tag expression")
             }
-            audience = try hub.securePush.parseExpression(tags)
+            audience = try hub.parseExpression(tags)
         case (nil, let user?):
             try Identifier.validate(user, as: .userID)
             audience = .tag(SystemTag.userID(user))

@@ -72,6 +72,12 @@ public final class Hub: Service, Sendable {
     /// This node's id among the hub's nodes (``HubNode/id``): its lease owner.
     public var nodeID: String { core.owner }
 
+    /// Parses a tag expression (a send's or a secure notification's audience, a listing's filter) with the limits
+    /// of the hub's current configuration.
+    public func parseExpression(_ text: String) throws(HubError) -> TagExpression {
+        try core.parseExpression(text)
+    }
+
     /// Replaces the hub's configuration: the next request and the next claimed notification use it, while those
     /// under way finish on the one they started with. The store must be the same.
     ///

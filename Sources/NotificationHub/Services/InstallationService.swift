@@ -37,6 +37,7 @@ public struct InstallationService: Sendable {
     public func validate(_ installation: Installation) throws(HubError) {
         try Identifier.validate(installation.installationID, as: .installationID)
         if let user = installation.userID { try Identifier.validate(user, as: .userID) }
+        let configuration = self.configuration
         let limit = configuration.limits.tagsPerInstallation
         try Tag.validate(installation.tags, limit: limit)
         try configuration.adapters.validate(pushChannel: installation.pushChannel, platform: installation.platform)
@@ -95,10 +96,5 @@ public struct InstallationService: Sendable {
             for installation in page.installations { tags.formUnion(installation.tags) }
         }
         return tags
-    }
-
-    /// Parses a tag expression (a listing's filter) with this hub's limits.
-    public func parseExpression(_ text: String) throws(HubError) -> TagExpression {
-        try core.parseExpression(text)
     }
 }

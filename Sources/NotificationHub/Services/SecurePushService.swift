@@ -25,8 +25,8 @@ public struct SecurePushService: Sendable {
         public var expiresAt: Date
     }
 
-    func securePushSettings() throws(HubError) -> SecurePushConfiguration {
-        let configuration = core.configuration
+    /// The secure-push settings of `configuration`, or the error that says secure push is off.
+    func securePushSettings(of configuration: HubConfiguration) throws(HubError) -> SecurePushConfiguration {
         guard let settings = configuration.securePush else {
             throw HubError(
                 .securePushDisabled,
@@ -40,7 +40,8 @@ public struct SecurePushService: Sendable {
     public func createSecureNotification(
         payload: Data, audience: TagExpression, timeToLiveSeconds: Double?, readOnce: Bool
     ) async throws -> SecureSend {
-        let settings = try securePushSettings()
+        let configuration = core.configuration
+        let settings = try securePushSettings(of: configuration)
         let ttl = timeToLiveSeconds ?? settings.defaultTimeToLiveSeconds
         guard ttl > 0, ttl <= settings.maximumTimeToLiveSeconds else {
             throw HubError(
@@ -57,7 +58,7 @@ public struct SecurePushService: Sendable {
                 readOnce: readOnce))
         var notificationIDs: [String] = []
         let request = SecureAnnouncementRequest(id: id, alertText: settings.apnsStyle == .alert ? settings.alertText : nil)
-        for announcement in core.configuration.adapters.secureAnnouncements(for: request) {
+        for announcement in configuration.adapters.secureAnnouncements(for: request) {
             var headers = announcement.headers
             headers["ServiceBusNotification-Expiry"] = HubDateFormat.string(from: expiresAt)
             let notification = Notification(
@@ -71,7 +72,7 @@ public struct SecurePushService: Sendable {
     /// notification). `nil` for a notification that does not exist, expired, was already read once, or whose
     /// audience does not include the user: callers must not tell these apart.
     public func readSecureNotification(id: String, user: String) async throws -> (payload: Data, createdAt: Date)? {
-        let settings = try securePushSettings()
+        let settings = try securePushSettings(of: core.configuration)
         let now = core.clock.now()
         let store = core.secureNotificationStore
         guard let stored = try await store.secureNotification(id: id, now: now) else { return nil }
@@ -82,10 +83,6 @@ public struct SecurePushService: Sendable {
         return (try SecurePayloadSealer(key: settings.encryptionKey).open(stored.sealedPayload, id: id), stored.createdAt)
     }
 
-    /// Parses a tag expression (a secure notification's audience) with this hub's limits.
-    public func parseExpression(_ text: String) throws(HubError) -> TagExpression {
-        try core.parseExpression(text)
-    }
 
     /// Deletes expired secure notifications; returns how many.
     @discardableResult

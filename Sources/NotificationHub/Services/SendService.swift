@@ -31,10 +31,6 @@ public struct SendService: Sendable {
         return try await current.dispatcher.testSend(notification, limit: 10)
     }
 
-    /// Parses a tag expression (a send's audience) with this hub's limits.
-    public func parseExpression(_ text: String) throws(HubError) -> TagExpression {
-        try core.parseExpression(text)
-    }
 
     /// A notification's telemetry, or `nil` when the hub has no such notification.
     public func record(id: String) async throws -> NotificationRecord? {

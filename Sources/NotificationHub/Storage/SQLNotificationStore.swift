@@ -55,9 +55,8 @@ public final class SQLNotificationStore: NotificationStore {
     /// notifications it holds: the partitions still held are marked done with one statement, their notifications'
     /// counts read (and locked, in id order) with one, what remains of each counted with one, every notification's
     /// counts and, when its last partition is done, its final state written with one; failures go in with one
-    /// multi-row statement. Returns, per item, `nil` when its owner no
-    /// longer held the lease (nothing of it is recorded), the notification's final state for the item that finished
-    /// it, or `.processing`.
+    /// multi-row statement. Returns, per item, `nil` when its owner no longer held the lease (nothing of it is
+    /// recorded), the notification's final state for the item that finished it, or `.processing`.
     static func complete(
         _ batch: [Completion], forUpdate: String, on connection: any SQLExecutor
     ) async throws -> [NotificationState?] {
@@ -482,7 +481,7 @@ public final class SQLNotificationStore: NotificationStore {
         of notifications: [Notification], exceed threshold: Int, on connection: any SQLExecutor
     ) async throws -> [Bool] {
         var large = [Bool](repeating: false, count: notifications.count)
-        var bounded: [(index: Int, expression: TagExpression)] = []
+        var bounded: [(index: Int, expression: TagExpression, tags: Set<String>)] = []
         var probes: [(index: Int, plan: SQLTagQuery)] = []
         for (index, notification) in notifications.enumerated() {
             let expression: TagExpression?
@@ -495,8 +494,8 @@ public final class SQLNotificationStore: NotificationStore {
                 large[index] = true
                 continue
             }
-            if let expression, !Self.boundingTags(expression).isEmpty {
-                bounded.append((index, expression))
+            if let expression, case let tags = Self.boundingTags(expression), !tags.isEmpty {
+                bounded.append((index, expression, tags))
                 continue
             }
             let query = InstallationQuery(
@@ -505,8 +504,8 @@ public final class SQLNotificationStore: NotificationStore {
             probes.append((index, SQLTagQuery(query: query, after: 0, limit: threshold + 1, ridsOnly: true)))
         }
         let counts = try await tagCounts(
-            Array(Set(bounded.flatMap { Self.boundingTags($0.expression) })).sorted(), upTo: threshold + 1, on: connection)
-        for (index, expression) in bounded {
+            bounded.reduce(into: Set<String>()) { $0.formUnion($1.tags) }.sorted(), upTo: threshold + 1, on: connection)
+        for (index, expression, _) in bounded {
             large[index] = (Self.upperBound(expression, counts: counts) ?? Int.max) > threshold
         }
         for start in stride(from: 0, to: probes.count, by: 32) {
