@@ -70,12 +70,14 @@ final class APNsConnectionPool: Sendable {
 
     let settings: Settings
     private let sslContext: NIOSSLContext
-    private let group: any EventLoopGroup
+    /// The event loops connections open on; `nil` for the platform event loops, started only when a connection
+    /// opens (an adapter built to check a configuration starts no threads).
+    private let group: (any EventLoopGroup)?
     private let slots: Mutex<[Slot]>
     private let next = Atomic<Int>(0)
     private let opened = Atomic<Int>(0)
 
-    init(settings: Settings, group: any EventLoopGroup = PlatformEventLoops.shared) throws {
+    init(settings: Settings, group: (any EventLoopGroup)? = nil) throws {
         self.settings = settings
         self.group = group
         var tls = TLSConfiguration.makeClientConfiguration()
@@ -130,7 +132,7 @@ final class APNsConnectionPool: Sendable {
         let status = APNsConnectionStatus()
         let isAddress = (try? SocketAddress(ipAddress: settings.host, port: 0)) != nil
         opened.add(1, ordering: .relaxed)
-        return ClientBootstrap(group: group)
+        return ClientBootstrap(group: group ?? PlatformEventLoops.shared)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connectTimeout(settings.connectTimeout)
             .channelInitializer { channel in
