@@ -21,6 +21,18 @@ public final class DeliveryWorker: Service, Sendable {
     let membership = Mutex(Membership())
     /// The partitions this process is delivering (`id#partition`).
     private let active = Mutex<Set<String>>([])
+    /// Sends leased to this worker when they were accepted (``reserveAtAccept()``).
+    private let intake = Mutex(Intake())
+
+    /// What the worker knows of the sends it may take when they are accepted.
+    struct Intake {
+        /// Where accepted sends leased to this worker go while it runs.
+        var handOver: AsyncStream<DeliveryWork>.Continuation?
+        /// Sends stored for a claim so far.
+        var queued = 0
+        /// Whether the last claim found no due notification left and no send was stored for a claim since.
+        var drained = false
+    }
 
     init(core: HubCore) {
         self.core = core
@@ -39,12 +51,29 @@ public final class DeliveryWorker: Service, Sendable {
     /// The node joins the hub's nodes first (a heartbeat), listens for work other nodes announce, and leaves when it
     /// stops, after handing its leases back.
     public func run() async throws {
+        let (handedOver, handOver) = AsyncStream<DeliveryWork>.makeStream()
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 // Join before the first claim, so that the split of a new notification counts this node.
                 await self.beat()
                 group.addTask { await self.heartbeatLoop() }
                 group.addTask { await self.listenLoop() }
+                intake.withLock { $0.handOver = handOver }
+                group.addTask {
+                    // Sends leased when they were accepted; their slots were taken then.
+                    await withDiscardingTaskGroup { handed in
+                        for await work in handedOver {
+                            let key = "\(work.record.notification.id)#\(work.partition)"
+                            self.active.withLock { _ = $0.insert(key) }
+                            handed.addTask {
+                                await self.process(work)
+                                _ = self.active.withLock { $0.remove(key) }
+                                self.inFlight.withLock { $0 -= 1 }
+                                self.work.signal()
+                            }
+                        }
+                    }
+                }
                 var failures = 0
                 while !Task.isCancelled && !Task.isShuttingDownGracefully {
                     // Claim as many due notifications as there is room for, a batch per transaction. The delivery
@@ -66,10 +95,15 @@ public final class DeliveryWorker: Service, Sendable {
                                 partitionsPerNode: delivery.partitions,
                                 splitAbove: delivery.pageSize, limit: min(room, Self.claimBatch))
                             let store = notificationStore
+                            let queuedBefore = intake.withLock { $0.queued }
                             claims = try await withTimeLimit(
                                 Self.storeCallLimit(delivery.leaseSeconds),
                                 timeout: HubError(.storageFailure, "the claim was not answered in time")
                             ) { try await store.claim(request) }
+                            if claims.count < request.limit {
+                                // None left: sends accepted from now on may start at once.
+                                intake.withLock { if $0.queued == queuedBefore { $0.drained = true } }
+                            }
                             if failures > 0 {
                                 logger.notice("claiming again: the database answers", metadata: ["hub.failedClaims": "\(failures)"])
                                 failures = 0
@@ -111,10 +145,16 @@ public final class DeliveryWorker: Service, Sendable {
                         await waitForWork()
                     }
                 }
+                // No claims from here on, and none at accept: the sends handed over already finish (or are handed
+                // back) before the group ends. (A shutdown that came before the intake opened found nothing to
+                // close.)
+                closeIntake()
             }
         } onGracefulShutdown: {
+            self.closeIntake()
             self.work.signal()
         }
+        closeIntake()
         do {
             // A cancelled task (not a graceful shutdown) cannot reach the database: its heartbeat ages instead.
             if !Task.isCancelled {
@@ -126,6 +166,64 @@ public final class DeliveryWorker: Service, Sendable {
             }
         } catch {
             logger.warning("could not remove this node from the hub's nodes; it stops counting when its heartbeat ages", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// A lease request for a send this node is accepting, when the worker can start it at once: it is running,
+    /// this is the hub's only live node (with several, sends go through the shared queue, so that every node takes
+    /// its share), the last claim left nothing due ahead of the send, and a slot is free. The slot is taken until
+    /// ``accepted(_:)`` says what became of the send.
+    func reserveAtAccept() -> ClaimRequest? {
+        let delivery = configuration.delivery
+        guard membership.withLock({ $0.nodes.count <= 1 }), takesSendsAtAccept,
+            inFlight.withLock({ running in
+                guard running < delivery.parallelNotifications else { return false }
+                running += 1
+                return true
+            })
+        else { return nil }
+        return ClaimRequest(
+            owner: owner, leaseSeconds: delivery.leaseSeconds, now: clock.now(), partitionsPerNode: delivery.partitions,
+            splitAbove: delivery.pageSize)
+    }
+
+    /// Takes over a send ``reserveAtAccept()`` reserved a slot for: starts it when it was leased, or frees the slot
+    /// (`nil`: it was not stored).
+    func accepted(_ result: Enqueued?) {
+        if let work = result?.claimed {
+            let handed = intake.withLock { state -> Bool in
+                guard let handOver = state.handOver, case .enqueued = handOver.yield(work) else { return false }
+                return true
+            }
+            if handed { return }
+            // The worker stopped meanwhile: the lease is handed back for the next worker to take.
+            let store = notificationStore
+            let owner = self.owner
+            let now = clock.now()
+            Task { try? await store.releaseLease(id: work.record.notification.id, partition: work.partition, owner: owner, now: now) }
+        } else if result?.stored == true {
+            queued()
+        }
+        inFlight.withLock { $0 -= 1 }
+        work.signal()
+    }
+
+    /// Whether the worker runs and the last claim left nothing due ahead of a send accepted now.
+    var takesSendsAtAccept: Bool { intake.withLock { $0.handOver != nil && $0.drained } }
+
+    /// Notes a send stored for a claim: until a claim finds none left, accepted sends queue behind it.
+    func queued() {
+        intake.withLock { state in
+            state.queued += 1
+            state.drained = false
+        }
+    }
+
+    /// Stops taking sends at accept; those handed over already are delivered (or handed back at shutdown).
+    private func closeIntake() {
+        intake.withLock { state in
+            state.handOver?.finish()
+            state.handOver = nil
         }
     }
 

@@ -38,9 +38,10 @@ public final class Hub: Service, Sendable {
             logger: logger)
         self.core = core
         self.installations = InstallationService(core: core)
-        self.sends = SendService(core: core)
+        let worker = DeliveryWorker(core: core)
+        self.worker = worker
+        self.sends = SendService(core: core, worker: worker)
         self.securePush = SecurePushService(core: core, sends: sends, installations: self.installations)
-        self.worker = DeliveryWorker(core: core)
     }
 
     /// Opens the hub's embedded database and creates the hub.

@@ -6,20 +6,37 @@ import Foundation
 /// Every call reads the hub's configuration current when it starts (its limits and adapters).
 public struct SendService: Sendable {
     let core: HubCore
+    let worker: DeliveryWorker
 
-    init(core: HubCore) {
+    init(core: HubCore, worker: DeliveryWorker) {
         self.core = core
+        self.worker = worker
     }
 
     /// Validates and durably enqueues a notification; returns its id (the earlier id for a repeated idempotency key).
+    ///
+    /// When this node's worker can start it at once (see ``DeliveryWorker/reserveAtAccept()``), the notification is
+    /// leased to it in the transaction that stores it, and it starts when that commits: a small send costs no claim.
     public func enqueue(
         _ notification: Notification, scheduledTime: Date? = nil, idempotencyKey: String? = nil
     ) async throws -> String {
         try core.configuration.adapters.validate(notification: notification)
-        let id = try await core.notificationStore.enqueue(
-            notification, scheduledTime: scheduledTime, idempotencyKey: idempotencyKey)
-        core.work.signal()
-        return id
+        let claim = scheduledTime == nil ? worker.reserveAtAccept() : nil
+        let result: Enqueued
+        do {
+            result = try await core.notificationStore.enqueue(
+                notification, scheduledTime: scheduledTime, idempotencyKey: idempotencyKey, claim: claim)
+        } catch {
+            if claim != nil { worker.accepted(nil) }
+            throw error
+        }
+        if claim != nil {
+            worker.accepted(result)
+        } else {
+            if result.stored && scheduledTime == nil { worker.queued() }
+            core.work.signal()
+        }
+        return result.id
     }
 
     /// Validates a notification and delivers it at once to at most 10 matching devices, returning each outcome.

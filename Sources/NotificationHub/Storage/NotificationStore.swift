@@ -4,8 +4,14 @@ import Foundation
 /// ``enqueue(_:scheduledTime:idempotencyKey:)`` returns.
 public protocol NotificationStore: Sendable {
     /// Persists a notification in state `Enqueued` (or `Scheduled` when `scheduledTime` is given). When
-    /// `idempotencyKey` was used before, nothing is stored and the first notification's id is returned.
-    func enqueue(_ notification: Notification, scheduledTime: Date?, idempotencyKey: String?) async throws -> String
+    /// `idempotencyKey` was used before, nothing is stored and the first notification's id is returned. When `claim`
+    /// is given, the notification is also leased to ``ClaimRequest/owner`` in the same transaction: a due
+    /// notification that needs no split (see ``claim(_:)``) is stored as `Processing` with its one partition leased,
+    /// and returned as work that the caller holds as if it had claimed it. A scheduled notification, a large
+    /// audience to split and a repeated idempotency key are stored (or not) as without `claim`.
+    func enqueue(
+        _ notification: Notification, scheduledTime: Date?, idempotencyKey: String?, claim: ClaimRequest?
+    ) async throws -> Enqueued
 
     /// Leases up to ``ClaimRequest/limit`` pieces of work (÷ live nodes, rounded up) to ``ClaimRequest/owner`` in
     /// one transaction. A piece is a
@@ -119,6 +125,12 @@ public struct ClaimRequest: Sendable, Hashable {
 }
 
 extension NotificationStore {
+    /// Persists a notification for any worker to claim (see ``enqueue(_:scheduledTime:idempotencyKey:claim:)``);
+    /// returns its id.
+    public func enqueue(_ notification: Notification, scheduledTime: Date?, idempotencyKey: String?) async throws -> String {
+        try await enqueue(notification, scheduledTime: scheduledTime, idempotencyKey: idempotencyKey, claim: nil).id
+    }
+
     /// Claims one piece of work, splitting a new notification into `partitions` per live node whatever its size.
     public func claim(owner: String, leaseSeconds: Double, now: Date, partitions: Int) async throws -> Claim? {
         try await claim(ClaimRequest(owner: owner, leaseSeconds: leaseSeconds, now: now, partitionsPerNode: partitions)).first
@@ -192,5 +204,22 @@ public enum Claim: Sendable {
     public var work: DeliveryWork? {
         if case .work(let work) = self { return work }
         return nil
+    }
+}
+
+/// What ``NotificationStore/enqueue(_:scheduledTime:idempotencyKey:claim:)`` did with a notification.
+public struct Enqueued: Sendable {
+    /// The notification's id: the first notification's for a repeated idempotency key.
+    public var id: String
+    /// Whether a notification was stored (not for a repeated idempotency key).
+    public var stored: Bool
+    /// The notification's one partition, leased in the transaction that stored it.
+    public var claimed: DeliveryWork?
+
+    /// Creates a result.
+    public init(id: String, stored: Bool, claimed: DeliveryWork? = nil) {
+        self.id = id
+        self.stored = stored
+        self.claimed = claimed
     }
 }

@@ -18,16 +18,24 @@ public final class PostgresHubDatabase: HubDatabase {
 
     public var dialect: SQLDialect { .postgres }
 
-    private init(client: PostgresClient, upkeep: PostgresClient, settings: StorageConfiguration.PostgresSettings, logger: Logger) {
+    private init(
+        client: PostgresClient, upkeep: PostgresClient, settings: StorageConfiguration.PostgresSettings, logger: Logger,
+        started: AsyncStream<Void>.Continuation
+    ) {
         self.client = client
         self.upkeep = upkeep
         self.settings = settings
         self.logger = logger
-        // The pools need their run loops for as long as the database is open; `close()` ends them.
+        // The pools need their run loops for as long as the database is open; `close()` ends them. Each loop says
+        // when it starts, so that the first lease (the migrations) comes after it.
         running = Task {
             await withDiscardingTaskGroup { group in
-                group.addTask { await client.run() }
-                group.addTask { await upkeep.run() }
+                for pool in [client, upkeep] {
+                    group.addTask {
+                        started.yield()
+                        await pool.run()
+                    }
+                }
             }
         }
     }
@@ -50,7 +58,10 @@ public final class PostgresHubDatabase: HubDatabase {
         var upkeepConfiguration = configuration
         upkeepConfiguration.options.maximumConnections = upkeepConnections
         let upkeep = PostgresClient(configuration: upkeepConfiguration, backgroundLogger: logger)
-        let database = PostgresHubDatabase(client: client, upkeep: upkeep, settings: settings, logger: logger)
+        let (started, starting) = AsyncStream<Void>.makeStream()
+        let database = PostgresHubDatabase(
+            client: client, upkeep: upkeep, settings: settings, logger: logger, started: starting)
+        for await _ in started.prefix(2) {}
         do {
             try await database.migrate(migrations)
         } catch {

@@ -7,7 +7,7 @@ public final class SQLNotificationStore: NotificationStore {
     public let database: any HubDatabase
 
     /// Concurrent enqueues share one transaction.
-    private let enqueues: WriteCombiner<Enqueue, String>
+    private let enqueues: WriteCombiner<Enqueue, Enqueued>
     /// Concurrent completions share one transaction per lane. PostgreSQL runs several lanes at once (each statement
     /// is a round trip, so one lane bounds small sends at one completion per few round trips); a notification's
     /// partitions always take the same lane, so two lanes never wait for one notification's row.
@@ -18,10 +18,12 @@ public final class SQLNotificationStore: NotificationStore {
         self.database = database
         enqueues = WriteCombiner { batch in
             try await database.transaction { connection in
-                let ids = try await Self.insert(batch, on: connection)
-                // Every node learns of the new notifications when they commit.
-                try await database.notifyWork(from: "", on: connection)
-                return ids
+                let results = try await Self.insert(batch, on: connection)
+                // Every node learns of the new notifications left for a claim when they commit.
+                if results.contains(where: { $0.stored && $0.claimed == nil }) {
+                    try await database.notifyWork(from: "", on: connection)
+                }
+                return results
             }
         }
         let forUpdate = database.dialect == .postgres ? " FOR UPDATE" : ""
@@ -228,67 +230,103 @@ public final class SQLNotificationStore: NotificationStore {
         var audience: String
         var scheduledTime: Date?
         var idempotencyKey: String?
+        /// Lease the notification to this claim's owner when it is due and needs no split.
+        var claim: ClaimRequest?
     }
 
     static let columns =
         "id, format, body, headers, audience, state, enqueue_time, scheduled_time, start_time, end_time, counts, reason"
 
-    public func enqueue(_ notification: Notification, scheduledTime: Date?, idempotencyKey: String?) async throws -> String {
+    public func enqueue(
+        _ notification: Notification, scheduledTime: Date?, idempotencyKey: String?, claim: ClaimRequest?
+    ) async throws -> Enqueued {
         let headers = String(decoding: try JSONEncoder().encode(notification.headers), as: UTF8.self)
         let audience = try Self.encode(notification.audience)
         return try await enqueues.submit(
             Enqueue(
                 notification: notification, headers: headers, audience: audience, scheduledTime: scheduledTime,
-                idempotencyKey: idempotencyKey))
+                idempotencyKey: idempotencyKey, claim: scheduledTime == nil ? claim : nil))
     }
 
     /// Inserts notifications with one multi-row statement; a notification whose idempotency key is already stored
-    /// (or used earlier in the batch) is not inserted and gets the first notification's id.
-    static func insert(_ batch: [Enqueue], on connection: any SQLExecutor) async throws -> [String] {
-        var ids: [String] = []
+    /// (or used earlier in the batch) is not inserted and gets the first notification's id. Notifications with a
+    /// claim that need no split are inserted as `Processing`, and their partitions with one more statement.
+    static func insert(_ batch: [Enqueue], on connection: any SQLExecutor) async throws -> [Enqueued] {
+        var results: [Enqueued] = []
         var keys: [String: String] = [:]
         var rows: [Enqueue] = []
         for entry in batch {
             if let key = entry.idempotencyKey {
                 if let id = keys[key] {
-                    ids.append(id)
+                    results.append(Enqueued(id: id, stored: false))
                     continue
                 }
                 let existing = try await connection.query(
                     "SELECT id FROM notifications WHERE idempotency_key = ?", [.text(key)])
                 if let id = existing.first?.string("id") {
                     keys[key] = id
-                    ids.append(id)
+                    results.append(Enqueued(id: id, stored: false))
                     continue
                 }
                 keys[key] = entry.notification.id
             }
-            ids.append(entry.notification.id)
+            results.append(Enqueued(id: entry.notification.id, stored: true))
             rows.append(entry)
         }
+        // A claim takes a notification only when it stays one partition: with several partitions per node, an
+        // audience too large for one page is left for the claims that split it.
+        let splitting = rows.enumerated().filter { _, entry in entry.claim.map { partitions($0, nodes: 1) > 1 } ?? false }
+        var large = Set<Int>()
+        if !splitting.isEmpty, let threshold = splitting.first?.element.claim?.splitAbove {
+            let found = try await audiences(of: splitting.map(\.element.notification), exceed: threshold, on: connection)
+            for ((index, _), isLarge) in zip(splitting, found) where isLarge { large.insert(index) }
+        }
+        var claimed: [String: DeliveryWork] = [:]
+        var partitionBinds: [SQLValue] = []
         for start in stride(from: 0, to: rows.count, by: 100) {
             let chunk = rows[start..<min(start + 100, rows.count)]
             var binds: [SQLValue] = []
-            binds.reserveCapacity(chunk.count * 9)
-            for entry in chunk {
+            binds.reserveCapacity(chunk.count * 10)
+            for (offset, entry) in chunk.enumerated() {
                 let notification = entry.notification
+                let claim = large.contains(start + offset) ? nil : entry.claim
+                let state: NotificationState =
+                    claim != nil ? .processing : entry.scheduledTime == nil ? .enqueued : .scheduled
                 binds += [
                     .text(notification.id), .text(notification.format.name), .blob(notification.body), .text(entry.headers),
-                    .text(entry.audience),
-                    .text(entry.scheduledTime == nil ? NotificationState.enqueued.name : NotificationState.scheduled.name),
-                    .float(notification.createdAt.timeIntervalSince1970),
+                    .text(entry.audience), .text(state.name), .float(notification.createdAt.timeIntervalSince1970),
                     entry.scheduledTime.map { .float($0.timeIntervalSince1970) } ?? .null,
                     entry.idempotencyKey.map { .text($0) } ?? .null,
+                    claim.map { .float($0.now.timeIntervalSince1970) } ?? .null,
                 ]
+                if let claim {
+                    partitionBinds += partitionRow(
+                        notification.id, 0, (nil, nil), owner: claim.owner, lease: claim.now.timeIntervalSince1970 + claim.leaseSeconds)
+                    let record = NotificationRecord(
+                        notification: notification, state: .processing, enqueueTime: notification.createdAt,
+                        startTime: claim.now)
+                    claimed[notification.id] = DeliveryWork(
+                        record: record, partition: 0, lowerBound: nil, upperBound: nil, cursor: nil, claims: 1)
+                }
             }
-            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
             _ = try await connection.query(
                 """
-                INSERT INTO notifications (id, format, body, headers, audience, state, enqueue_time, scheduled_time, idempotency_key)
+                INSERT INTO notifications
+                    (id, format, body, headers, audience, state, enqueue_time, scheduled_time, idempotency_key, start_time)
                 VALUES \(values)
                 """, binds)
         }
-        return ids
+        for start in stride(from: 0, to: partitionBinds.count, by: 8 * 100) {
+            let chunk = Array(partitionBinds[start..<min(start + 8 * 100, partitionBinds.count)])
+            try await insertPartitions(chunk, rows: chunk.count / 8, on: connection)
+        }
+        guard !claimed.isEmpty else { return results }
+        return results.map { result in
+            var result = result
+            if result.stored { result.claimed = claimed[result.id] }
+            return result
+        }
     }
 
     /// On PostgreSQL, rows another transaction holds are skipped (claims) or waited for (counts).

@@ -1,11 +1,15 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import SQLiteNIO
 import Synchronization
 
 /// An SQLite database file opened for the hub: one writer connection whose transactions are serialised, and one
 /// reader connection (WAL mode lets reads run beside writes). Schema migrations are applied on open.
+///
+/// Each connection runs its statements on a thread of its own, so that a write never waits for a thread behind a
+/// long read (a fan-out's audience page) nor a read behind a write.
 public final class SQLiteHubDatabase: HubDatabase {
     /// A versioned schema step.
     public struct Migration: Sendable {
@@ -23,47 +27,69 @@ public final class SQLiteHubDatabase: HubDatabase {
 
     let writer: SQLiteConnection
     let reader: SQLiteConnection
+    /// The connections' threads.
+    private let threads: [NIOThreadPool]
+    private let closed = Atomic(false)
     let writeLock = AsyncSerialLock()
     let logger: Logger
     /// The workers of this process listening for work (several hubs' workers may share one database in tests).
     private let listeners = Mutex<[UInt64: @Sendable (String) -> Void]>([:])
     private let nextListener = Atomic<UInt64>(0)
 
-    private init(writer: SQLiteConnection, reader: SQLiteConnection, logger: Logger) {
+    private init(writer: SQLiteConnection, reader: SQLiteConnection, threads: [NIOThreadPool], logger: Logger) {
         self.writer = writer
         self.reader = reader
+        self.threads = threads
         self.logger = logger
+    }
+
+    /// Opens a connection whose statements run on a thread of its own (appended to `threads`).
+    private static func connect(
+        _ storage: SQLiteConnection.Storage, threads: inout [NIOThreadPool], logger: Logger
+    ) async throws -> SQLiteConnection {
+        let thread = NIOThreadPool(numberOfThreads: 1)
+        thread.start()
+        threads.append(thread)
+        return try await SQLiteConnection.open(
+            storage: storage, threadPool: thread, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any())
     }
 
     /// Opens (creating if needed) a database and applies `migrations` that are newer than its version.
     public static func open(
         storage: StorageConfiguration, migrations: [Migration], logger: Logger
     ) async throws -> SQLiteHubDatabase {
-        let writer: SQLiteConnection
-        let reader: SQLiteConnection
-        switch storage {
-        case .postgres:
-            throw HubError(.invalidConfiguration, "a PostgreSQL storage cannot be opened as SQLite")
-        case .memory:
-            writer = try await SQLiteConnection.open(storage: .memory, logger: logger)
-            reader = writer
-        case .sqlite(let path):
-            let directory = (path as NSString).deletingLastPathComponent
-            if !directory.isEmpty {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var threads: [NIOThreadPool] = []
+        var connections: [SQLiteConnection] = []
+        do {
+            switch storage {
+            case .postgres:
+                throw HubError(.invalidConfiguration, "a PostgreSQL storage cannot be opened as SQLite")
+            case .memory:
+                connections = [try await connect(.memory, threads: &threads, logger: logger)]
+            case .sqlite(let path):
+                let directory = (path as NSString).deletingLastPathComponent
+                if !directory.isEmpty {
+                    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                }
+                let writer = try await connect(.file(path: path), threads: &threads, logger: logger)
+                connections = [writer]
+                _ = try await writer.query("PRAGMA journal_mode=WAL", [])
+                connections.append(try await connect(.file(path: path), threads: &threads, logger: logger))
             }
-            writer = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-            _ = try await writer.query("PRAGMA journal_mode=WAL", [])
-            reader = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+            for connection in connections {
+                _ = try await connection.query("PRAGMA synchronous=NORMAL", [])
+                _ = try await connection.query("PRAGMA foreign_keys=ON", [])
+                _ = try await connection.query("PRAGMA busy_timeout=5000", [])
+            }
+            let database = SQLiteHubDatabase(
+                writer: connections[0], reader: connections[connections.count - 1], threads: threads, logger: logger)
+            try await database.migrate(migrations)
+            return database
+        } catch {
+            for connection in connections { try? await connection.close() }
+            for thread in threads { try? await thread.shutdownGracefully() }
+            throw error
         }
-        for connection in [writer, reader] {
-            _ = try await connection.query("PRAGMA synchronous=NORMAL", [])
-            _ = try await connection.query("PRAGMA foreign_keys=ON", [])
-            _ = try await connection.query("PRAGMA busy_timeout=5000", [])
-        }
-        let database = SQLiteHubDatabase(writer: writer, reader: reader, logger: logger)
-        try await database.migrate(migrations)
-        return database
     }
 
     private func migrate(_ migrations: [Migration]) async throws {
@@ -157,9 +183,13 @@ public final class SQLiteHubDatabase: HubDatabase {
         }
     }
 
-    /// Closes both connections. Works from a cancelled task too (shutdown paths are often cancelled).
+    /// Closes both connections and their threads, once. Works from a cancelled task too (shutdown paths are often
+    /// cancelled).
     public func close() async throws {
+        // Closing twice (the hub that ran on it, then its opener) closes once.
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         try await writer.close().get()
         if reader !== writer { try await reader.close().get() }
+        for thread in threads { try await thread.shutdownGracefully() }
     }
 }

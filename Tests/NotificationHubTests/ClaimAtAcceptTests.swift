@@ -1,0 +1,201 @@
+import Foundation
+import HubTestSupport
+import Logging
+@testable import NotificationHub
+import Synchronization
+import Testing
+
+/// A send accepted while this node's worker has room and nothing is queued ahead of it is leased in the transaction
+/// that stores it, and starts when that commits; everything else waits for a claim as before.
+@Suite struct ClaimAtAcceptTests {
+    static let format = NotificationFormat("testformat")
+    static let start = Date(timeIntervalSince1970: 1_900_000_000)
+
+    static func lease(owner: String, at now: Date, partitions: Int = 1) -> ClaimRequest {
+        ClaimRequest(owner: owner, leaseSeconds: 5, now: now, partitionsPerNode: partitions, splitAbove: 7)
+    }
+
+    @Test(arguments: TestBackend.all)
+    func aSendLeasedWhenStoredIsNobodyElsesUntilItsLeaseRunsOut(backend: TestBackend) async throws {
+        try await backend.run {
+            let clock = ManualWallClock(Self.start)
+            let store = try await InstallationStoreTests.makeStore(clock: clock)
+            let notifications = SQLNotificationStore(database: store.database)
+            _ = try await store.upsert(InstallationStoreTests.installation("a", tags: ["user:a"]))
+            let notification = Notification(format: Self.format, body: "x", audience: .tags(try TagExpression(parsing: "user:a")))
+            let result = try await notifications.enqueue(
+                notification, scheduledTime: nil, idempotencyKey: nil, claim: Self.lease(owner: "w1", at: clock.now()))
+            #expect(result.id == notification.id && result.stored)
+            let work = try #require(result.claimed)
+            #expect(work.record.notification.id == notification.id)
+            #expect(work.partition == 0 && work.claims == 1 && work.lowerBound == nil && work.upperBound == nil)
+            let record = try await notifications.record(id: notification.id)
+            #expect(record?.state == .processing)
+            #expect(record?.startTime == clock.now())
+            // Nobody claims it while the lease holds, and nothing else is due.
+            #expect(try await notifications.claim(owner: "w2", leaseSeconds: 5, now: clock.now(), partitions: 1, limit: 8).isEmpty)
+            // A worker that died holding it: the next one takes it over when the lease runs out.
+            clock.advance(by: 6)
+            let resumed = try await DurableDeliveryTests.claimWork(notifications, owner: "w2", clock: clock)
+            #expect(resumed.record.notification.id == notification.id && resumed.claims == 2)
+            let final = try await notifications.complete(
+                id: notification.id, partition: 0, owner: "w2",
+                DispatchCheckpoint(summary: DispatchSummary(), failures: [], cursor: nil), now: clock.now())
+            #expect(final != nil && final != .processing)
+            // The first worker's lease is gone: its late outcome is not recorded.
+            #expect(
+                try await notifications.complete(
+                    id: notification.id, partition: 0, owner: "w1",
+                    DispatchCheckpoint(summary: DispatchSummary(), failures: [], cursor: nil), now: clock.now()) == nil)
+            try await store.database.close()
+        }
+    }
+
+    @Test(arguments: TestBackend.all)
+    func whatIsScheduledRepeatedOrToBeSplitIsStoredForAClaim(backend: TestBackend) async throws {
+        try await backend.run {
+            let clock = ManualWallClock(Self.start)
+            let store = try await InstallationStoreTests.makeStore(clock: clock)
+            let notifications = SQLNotificationStore(database: store.database)
+            _ = try await store.upsert(contentsOf: (0..<20).map { InstallationStoreTests.installation("i\($0)", tags: ["user:\($0)"]) })
+            let lease = Self.lease(owner: "w1", at: clock.now(), partitions: 4)
+
+            // A broadcast to 20 devices is split into partitions (more than 7 each): left for a claim.
+            let broadcast = Notification(format: Self.format, body: "all", audience: .all)
+            let large = try await notifications.enqueue(broadcast, scheduledTime: nil, idempotencyKey: nil, claim: lease)
+            #expect(large.stored && large.claimed == nil)
+            #expect(try await notifications.record(id: broadcast.id)?.state == .enqueued)
+
+            // One user's send is not split even with several partitions per node: leased at once.
+            let single = Notification(format: Self.format, body: "one", audience: .tags(try TagExpression(parsing: "user:3")))
+            #expect(try await notifications.enqueue(single, scheduledTime: nil, idempotencyKey: "k1", claim: lease).claimed != nil)
+            #expect(try await notifications.record(id: single.id)?.state == .processing)
+
+            // The same idempotency key again: nothing stored, nothing leased, the first id.
+            let repeated = Notification(format: Self.format, body: "one", audience: .tags(try TagExpression(parsing: "user:3")))
+            let again = try await notifications.enqueue(repeated, scheduledTime: nil, idempotencyKey: "k1", claim: lease)
+            #expect(again.id == single.id && !again.stored && again.claimed == nil)
+            #expect(try await notifications.record(id: repeated.id) == nil)
+
+            // A scheduled send waits for its time.
+            let later = Notification(format: Self.format, body: "later", audience: .tags(try TagExpression(parsing: "user:4")))
+            let scheduled = try await notifications.enqueue(
+                later, scheduledTime: clock.now().addingTimeInterval(60), idempotencyKey: nil, claim: lease)
+            #expect(scheduled.stored && scheduled.claimed == nil)
+            #expect(try await notifications.record(id: later.id)?.state == .scheduled)
+
+            // The broadcast is claimed and split as before; the leased send is not claimed again.
+            let claims = try await notifications.claim(owner: "w2", leaseSeconds: 5, now: clock.now(), partitions: 4, limit: 8)
+            let ids = claims.compactMap { claim -> String? in
+                if case .work(let work) = claim { return work.record.notification.id }
+                return nil
+            }
+            #expect(Set(ids) == [broadcast.id])
+            try await store.database.close()
+        }
+    }
+
+    @Test(arguments: TestBackend.all)
+    func anIdleWorkerStartsSendsAsTheyAreStoredAndQueuedOnesKeepTheirTurn(backend: TestBackend) async throws {
+        try await backend.run {
+            let store = try await InstallationStoreTests.makeStore()
+            let notifications = SQLNotificationStore(database: store.database)
+            _ = try await store.upsert(contentsOf: (0..<30).map { InstallationStoreTests.installation("i\($0)", tags: ["user:\($0)"]) })
+            let adapter = GatedAdapter()
+            var delivery = DeliveryConfiguration(pageSize: 7, batchSize: 3, concurrency: 4, maximumAttempts: 3, pagesInFlight: 3)
+            delivery.parallelNotifications = 2
+            let hub = Hub(
+                configuration: HubConfiguration(name: "demo", delivery: delivery, adapters: try AdapterSet([adapter])),
+                installations: store, notifications: notifications,
+                secureNotifications: SQLSecureNotificationStore(database: store.database), database: store.database,
+                logger: Logger(label: "test"))
+            func send(_ user: Int) async throws -> String {
+                try await hub.sends.enqueue(
+                    Notification(format: Self.format, body: "u\(user)", audience: .tags(try TagExpression(parsing: "user:\(user)"))))
+            }
+            func state(_ id: String) async throws -> NotificationState? { try await notifications.record(id: id)?.state }
+
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await hub.run() }
+                try await Self.waitUntil { hub.worker.takesSendsAtAccept }
+
+                // With a slot free and nothing queued, each send is leased in the transaction that stores it.
+                var ids: [String] = []
+                for user in 0..<10 {
+                    try await Self.waitUntil {
+                        guard hub.worker.reserveAtAccept() != nil else { return false }
+                        hub.worker.accepted(nil)
+                        return true
+                    }
+                    let id = try await send(user)
+                    #expect(try await state(id) != .enqueued, "send \(user) was stored for a claim")
+                    ids.append(id)
+                }
+
+                // Both slots held by deliveries that wait: the next sends are stored for a claim, and while they
+                // wait, a send is queued behind them even with a slot free.
+                adapter.hold()
+                let holding = [try await send(10), try await send(11)]
+                try await Self.waitUntil { adapter.waiting == 2 }
+                let queued = [try await send(12), try await send(13)]
+                for id in queued { #expect(try await state(id) == .enqueued) }
+                #expect(!hub.worker.takesSendsAtAccept)
+                #expect(hub.worker.reserveAtAccept() == nil)
+                adapter.release()
+                for id in ids + holding + queued {
+                    let record = try await DurableDeliveryTests.finalRecord(id, in: notifications, within: .seconds(60))
+                    #expect(record?.state == .completed)
+                }
+
+                // A claim that finds nothing left opens the way again.
+                try await Self.waitUntil { hub.worker.takesSendsAtAccept }
+                let reserved = try #require(hub.worker.reserveAtAccept())
+                #expect(reserved.owner == hub.core.owner && reserved.limit == 1)
+                hub.worker.accepted(nil)
+                group.cancelAll()
+            }
+            let handles = adapter.inner.received.map(\.handle)
+            #expect(handles.count == 14 && Set(handles).count == 14)
+            try await store.database.close()
+        }
+    }
+
+    /// Polls `condition` every 10 ms for up to 60 s.
+    static func waitUntil(_ condition: @Sendable () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw HubError(.conflict, "the condition did not become true within 60 s") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
+
+/// A recording adapter whose deliveries wait while it is held.
+final class GatedAdapter: PlatformAdapter, Sendable {
+    let inner = RecordingAdapter()
+    private let state = Mutex((held: false, waiting: 0))
+
+    var descriptor: PlatformDescriptor { inner.descriptor }
+
+    func hold() { state.withLock { $0.held = true } }
+    func release() { state.withLock { $0.held = false } }
+    /// Deliveries waiting for ``release()``.
+    var waiting: Int { state.withLock { $0.waiting } }
+
+    func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {
+        try inner.validate(pushChannel: pushChannel, platform: platform)
+    }
+
+    func secureAnnouncements(for request: SecureAnnouncementRequest) -> [SecurePushAnnouncement] {
+        inner.secureAnnouncements(for: request)
+    }
+
+    func deliver(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult] {
+        if state.withLock({ $0.held }) {
+            state.withLock { $0.waiting += 1 }
+            while state.withLock({ $0.held }) { try? await Task.sleep(for: .milliseconds(5)) }
+            state.withLock { $0.waiting -= 1 }
+        }
+        return await inner.deliver(deliveries, context: context)
+    }
+}
