@@ -284,18 +284,23 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         guard let topic = resolveTopic(headers["apns-topic"], pushType: pushType) else {
             return .failure(Rejected(result: DeliveryResult(.invalidNotificationFormat, reason: "TopicDisallowed")))
         }
-        let sensitive: HPACKIndexing = configuration.neverIndexSensitiveHeaders ? .neverIndexed : .indexable
+        // A value used by one request only (the device's path, the apns-id) is never entered in the connection's
+        // HPACK table: it would evict the entries every request reuses (authority, topic, push type, priority) and
+        // lengthen every lookup on both ends.
+        let neverIndex = configuration.neverIndexSensitiveHeaders
         var fields = HPACKHeaders()
         fields.reserveCapacity(12)
         fields.add(name: ":method", value: "POST")
         fields.add(name: ":scheme", value: "https")
         fields.add(name: ":authority", value: authority)
-        fields.add(name: ":path", value: "/3/device/" + token, indexing: sensitive)
-        fields.add(name: "authorization", value: authorization, indexing: sensitive)
+        fields.add(name: ":path", value: "/3/device/" + token, indexing: neverIndex ? .neverIndexed : .nonIndexable)
+        fields.add(name: "authorization", value: authorization, indexing: neverIndex ? .neverIndexed : .indexable)
         fields.add(name: "apns-push-type", value: pushType)
         fields.add(name: "apns-topic", value: topic)
         fields.add(name: "apns-priority", value: headers["apns-priority"] ?? (pushType == "background" ? "5" : "10"))
-        fields.add(name: "apns-id", value: Self.apnsID(notificationID: delivery.notificationID, deviceToken: token))
+        fields.add(
+            name: "apns-id", value: Self.apnsID(notificationID: delivery.notificationID, deviceToken: token),
+            indexing: .nonIndexable)
         if let expiration = headers["apns-expiration"] ?? headers[NotificationHeaders.expiry].flatMap(Self.epochSeconds) {
             fields.add(name: "apns-expiration", value: expiration)
         }
