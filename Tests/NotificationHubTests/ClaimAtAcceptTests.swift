@@ -15,12 +15,17 @@ import Testing
         ClaimRequest(owner: owner, leaseSeconds: 5, now: now, partitionsPerNode: partitions, splitAbove: 7)
     }
 
+    /// A manual clock at ``start`` and fresh stores on the current backend that use it.
+    static func stores() async throws -> (ManualWallClock, SQLInstallationStore, SQLNotificationStore) {
+        let clock = ManualWallClock(Self.start)
+        let store = try await InstallationStoreTests.makeStore(clock: clock)
+        return (clock, store, SQLNotificationStore(database: store.database))
+    }
+
     @Test(arguments: TestBackend.all)
     func aSendLeasedWhenStoredIsNobodyElsesUntilItsLeaseRunsOut(backend: TestBackend) async throws {
         try await backend.run {
-            let clock = ManualWallClock(Self.start)
-            let store = try await InstallationStoreTests.makeStore(clock: clock)
-            let notifications = SQLNotificationStore(database: store.database)
+            let (clock, store, notifications) = try await Self.stores()
             _ = try await store.upsert(InstallationStoreTests.installation("a", tags: ["user:a"]))
             let notification = Notification(format: Self.format, body: "x", audience: .tags(try TagExpression(parsing: "user:a")))
             let result = try await notifications.enqueue(
@@ -54,9 +59,7 @@ import Testing
     @Test(arguments: TestBackend.all)
     func whatIsScheduledRepeatedOrToBeSplitIsStoredForAClaim(backend: TestBackend) async throws {
         try await backend.run {
-            let clock = ManualWallClock(Self.start)
-            let store = try await InstallationStoreTests.makeStore(clock: clock)
-            let notifications = SQLNotificationStore(database: store.database)
+            let (clock, store, notifications) = try await Self.stores()
             _ = try await store.upsert(contentsOf: (0..<20).map { InstallationStoreTests.installation("i\($0)", tags: ["user:\($0)"]) })
             let lease = Self.lease(owner: "w1", at: clock.now(), partitions: 4)
 
@@ -104,11 +107,7 @@ import Testing
             let adapter = GatedAdapter()
             var delivery = DeliveryConfiguration(pageSize: 7, batchSize: 3, concurrency: 4, maximumAttempts: 3, pagesInFlight: 3)
             delivery.parallelNotifications = 2
-            let hub = Hub(
-                configuration: HubConfiguration(name: "demo", delivery: delivery, adapters: try AdapterSet([adapter])),
-                installations: store, notifications: notifications,
-                secureNotifications: SQLSecureNotificationStore(database: store.database), database: store.database,
-                logger: Logger(label: "test"))
+            let hub = try DurableDeliveryTests.hub(on: store, notifications, adapter: adapter, delivery: delivery)
             func send(_ user: Int) async throws -> String {
                 try await hub.sends.enqueue(
                     Notification(format: Self.format, body: "u\(user)", audience: .tags(try TagExpression(parsing: "user:\(user)"))))
@@ -123,7 +122,7 @@ import Testing
                 var ids: [String] = []
                 for user in 0..<10 {
                     try await Self.waitUntil {
-                        guard hub.worker.reserveAtAccept() != nil else { return false }
+                        guard hub.worker.reserveAtAccept(hub.configuration.delivery) != nil else { return false }
                         hub.worker.accepted(nil)
                         return true
                     }
@@ -140,7 +139,7 @@ import Testing
                 let queued = [try await send(12), try await send(13)]
                 for id in queued { #expect(try await state(id) == .enqueued) }
                 #expect(!hub.worker.takesSendsAtAccept)
-                #expect(hub.worker.reserveAtAccept() == nil)
+                #expect(hub.worker.reserveAtAccept(hub.configuration.delivery) == nil)
                 adapter.release()
                 for id in ids + holding + queued {
                     let record = try await DurableDeliveryTests.finalRecord(id, in: notifications, within: .seconds(60))
@@ -149,7 +148,7 @@ import Testing
 
                 // A claim that finds nothing left opens the way again.
                 try await Self.waitUntil { hub.worker.takesSendsAtAccept }
-                let reserved = try #require(hub.worker.reserveAtAccept())
+                let reserved = try #require(hub.worker.reserveAtAccept(hub.configuration.delivery))
                 #expect(reserved.owner == hub.core.owner && reserved.limit == 1)
                 hub.worker.accepted(nil)
                 group.cancelAll()

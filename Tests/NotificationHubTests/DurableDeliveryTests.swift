@@ -170,12 +170,7 @@ import Testing
                 DispatchCheckpoint(summary: done, failures: [], cursor: first.next))
 
             let adapter = RecordingAdapter()
-            let hub = Hub(
-                configuration: HubConfiguration(
-                    name: "demo", delivery: Self.configuration, adapters: try AdapterSet([adapter])),
-                installations: store, notifications: notifications,
-                secureNotifications: SQLSecureNotificationStore(database: store.database), database: store.database,
-                logger: Logger(label: "test"))
+            let hub = try Self.hub(on: store, notifications, adapter: adapter)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await hub.run() }
                 let record = try await Self.finalRecord(notification.id, in: notifications, within: .seconds(30))
@@ -251,11 +246,7 @@ import Testing
             let notifications = SQLNotificationStore(database: store.database)
             _ = try await store.upsert(InstallationStoreTests.installation("a"))
             let adapter = RecordingAdapter()
-            let hub = Hub(
-                configuration: HubConfiguration(name: "demo", delivery: Self.configuration, adapters: try AdapterSet([adapter])),
-                installations: store, notifications: notifications,
-                secureNotifications: SQLSecureNotificationStore(database: store.database), database: store.database,
-                clock: clock, logger: Logger(label: "test"))
+            let hub = try Self.hub(on: store, notifications, adapter: adapter, clock: clock)
             let due = clock.now() + 3600
             let id = try await hub.sends.enqueue(Notification(format: Self.format, body: "later", audience: .all), scheduledTime: due)
             let cancelled = try await hub.sends.enqueue(Notification(format: Self.format, body: "never", audience: .all), scheduledTime: due)
@@ -289,6 +280,18 @@ import Testing
             try await Task.sleep(for: .milliseconds(10))
         }
         return record
+    }
+
+    /// A hub on `store`'s database with one adapter and `delivery`, as `hub serve` builds one.
+    static func hub(
+        on store: SQLInstallationStore, _ notifications: SQLNotificationStore, adapter: any PlatformAdapter,
+        delivery: DeliveryConfiguration = configuration, clock: any WallClock = SystemWallClock()
+    ) throws -> Hub {
+        Hub(
+            configuration: HubConfiguration(name: "demo", delivery: delivery, adapters: try AdapterSet([adapter])),
+            installations: store, notifications: notifications,
+            secureNotifications: SQLSecureNotificationStore(database: store.database), database: store.database,
+            clock: clock, logger: Logger(label: "test"))
     }
 
     /// Claims a store's next work for `owner`, expecting some.
@@ -334,11 +337,7 @@ import Testing
             let adapter = RecordingAdapter()
             var delivery = Self.configuration
             delivery.leaseSeconds = 5
-            let hub = Hub(
-                configuration: HubConfiguration(name: "demo", delivery: delivery, adapters: try AdapterSet([adapter])),
-                installations: store, notifications: notifications,
-                secureNotifications: SQLSecureNotificationStore(database: store.database), database: store.database,
-                clock: clock, logger: Logger(label: "test"))
+            let hub = try Self.hub(on: store, notifications, adapter: adapter, delivery: delivery, clock: clock)
             let notification = Notification(format: Self.format, body: "poison", audience: .all)
             _ = try await notifications.enqueue(notification, scheduledTime: nil, idempotencyKey: nil)
             // Five workers died holding it without committing anything.

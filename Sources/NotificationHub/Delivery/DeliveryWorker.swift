@@ -21,7 +21,7 @@ public final class DeliveryWorker: Service, Sendable {
     let membership = Mutex(Membership())
     /// The partitions this process is delivering (`id#partition`).
     private let active = Mutex<Set<String>>([])
-    /// Sends leased to this worker when they were accepted (``reserveAtAccept()``).
+    /// Sends leased to this worker when they were accepted (``reserveAtAccept(_:)``).
     private let intake = Mutex(Intake())
 
     /// What the worker knows of the sends it may take when they are accepted.
@@ -63,14 +63,7 @@ public final class DeliveryWorker: Service, Sendable {
                     // Sends leased when they were accepted; their slots were taken then.
                     await withDiscardingTaskGroup { handed in
                         for await work in handedOver {
-                            let key = "\(work.record.notification.id)#\(work.partition)"
-                            self.active.withLock { _ = $0.insert(key) }
-                            handed.addTask {
-                                await self.process(work)
-                                _ = self.active.withLock { $0.remove(key) }
-                                self.inFlight.withLock { $0 -= 1 }
-                                self.work.signal()
-                            }
+                            if let task = self.deliveryTask(of: work, holdingSlot: true) { handed.addTask(operation: task) }
                         }
                     }
                 }
@@ -127,15 +120,7 @@ public final class DeliveryWorker: Service, Sendable {
                             // A lease that ran out while this process was still delivering the partition (a stall)
                             // can come back to the same process, whose lease owner is the same: the worker that
                             // holds it goes on, and no second one starts.
-                            let key = "\(claimed.record.notification.id)#\(claimed.partition)"
-                            guard active.withLock({ $0.insert(key).inserted }) else { continue }
-                            inFlight.withLock { $0 += 1 }
-                            group.addTask {
-                                await self.process(claimed)
-                                _ = self.active.withLock { $0.remove(key) }
-                                self.inFlight.withLock { $0 -= 1 }
-                                self.work.signal()
-                            }
+                            if let task = deliveryTask(of: claimed, holdingSlot: false) { group.addTask(operation: task) }
                         }
                     }
                     if failures > 0 {
@@ -154,7 +139,6 @@ public final class DeliveryWorker: Service, Sendable {
             self.closeIntake()
             self.work.signal()
         }
-        closeIntake()
         do {
             // A cancelled task (not a graceful shutdown) cannot reach the database: its heartbeat ages instead.
             if !Task.isCancelled {
@@ -173,8 +157,7 @@ public final class DeliveryWorker: Service, Sendable {
     /// this is the hub's only live node (with several, sends go through the shared queue, so that every node takes
     /// its share), the last claim left nothing due ahead of the send, and a slot is free. The slot is taken until
     /// ``accepted(_:)`` says what became of the send.
-    func reserveAtAccept() -> ClaimRequest? {
-        let delivery = configuration.delivery
+    func reserveAtAccept(_ delivery: DeliveryConfiguration) -> ClaimRequest? {
         guard membership.withLock({ $0.nodes.count <= 1 }), takesSendsAtAccept,
             inFlight.withLock({ running in
                 guard running < delivery.parallelNotifications else { return false }
@@ -187,7 +170,7 @@ public final class DeliveryWorker: Service, Sendable {
             splitAbove: delivery.pageSize)
     }
 
-    /// Takes over a send ``reserveAtAccept()`` reserved a slot for: starts it when it was leased, or frees the slot
+    /// Takes over a send ``reserveAtAccept(_:)`` reserved a slot for: starts it when it was leased, or frees the slot
     /// (`nil`: it was not stored).
     func accepted(_ result: Enqueued?) {
         if let work = result?.claimed {
@@ -204,6 +187,27 @@ public final class DeliveryWorker: Service, Sendable {
         } else if result?.stored == true {
             queued()
         }
+        releaseSlot()
+    }
+
+    /// The delivery of `work` as a task body, which holds a slot (taken here unless `holdingSlot`) and marks the
+    /// partition active until it ends; `nil` when this process delivers that partition already.
+    private func deliveryTask(of work: DeliveryWork, holdingSlot: Bool) -> (@Sendable () async -> Void)? {
+        let key = "\(work.record.notification.id)#\(work.partition)"
+        guard active.withLock({ $0.insert(key).inserted }) else {
+            if holdingSlot { releaseSlot() }
+            return nil
+        }
+        if !holdingSlot { inFlight.withLock { $0 += 1 } }
+        return {
+            await self.process(work)
+            _ = self.active.withLock { $0.remove(key) }
+            self.releaseSlot()
+        }
+    }
+
+    /// Frees a slot and wakes the claim loop, which may have waited for one.
+    private func releaseSlot() {
         inFlight.withLock { $0 -= 1 }
         work.signal()
     }

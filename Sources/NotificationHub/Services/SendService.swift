@@ -15,13 +15,14 @@ public struct SendService: Sendable {
 
     /// Validates and durably enqueues a notification; returns its id (the earlier id for a repeated idempotency key).
     ///
-    /// When this node's worker can start it at once (see ``DeliveryWorker/reserveAtAccept()``), the notification is
+    /// When this node's worker can start it at once (see ``DeliveryWorker/reserveAtAccept(_:)``), the notification is
     /// leased to it in the transaction that stores it, and it starts when that commits: a small send costs no claim.
     public func enqueue(
         _ notification: Notification, scheduledTime: Date? = nil, idempotencyKey: String? = nil
     ) async throws -> String {
-        try core.configuration.adapters.validate(notification: notification)
-        let claim = scheduledTime == nil ? worker.reserveAtAccept() : nil
+        let configuration = core.configuration
+        try configuration.adapters.validate(notification: notification)
+        let claim = scheduledTime == nil ? worker.reserveAtAccept(configuration.delivery) : nil
         let result: Enqueued
         do {
             result = try await core.notificationStore.enqueue(

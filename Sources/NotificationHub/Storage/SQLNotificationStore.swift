@@ -254,7 +254,8 @@ public final class SQLNotificationStore: NotificationStore {
     static func insert(_ batch: [Enqueue], on connection: any SQLExecutor) async throws -> [Enqueued] {
         var results: [Enqueued] = []
         var keys: [String: String] = [:]
-        var rows: [Enqueue] = []
+        // The rows to insert, each with the place of its result.
+        var rows: [(entry: Enqueue, result: Int)] = []
         for entry in batch {
             if let key = entry.idempotencyKey {
                 if let id = keys[key] {
@@ -270,24 +271,24 @@ public final class SQLNotificationStore: NotificationStore {
                 }
                 keys[key] = entry.notification.id
             }
+            rows.append((entry, results.count))
             results.append(Enqueued(id: entry.notification.id, stored: true))
-            rows.append(entry)
         }
         // A claim takes a notification only when it stays one partition: with several partitions per node, an
-        // audience too large for one page is left for the claims that split it.
-        let splitting = rows.enumerated().filter { _, entry in entry.claim.map { partitions($0, nodes: 1) > 1 } ?? false }
+        // audience too large for one page is left for the claims that split it. (The claims of one batch come from
+        // one worker: they share its threshold, unless a reload came between them, which moves only the edge.)
+        let splitting = rows.indices.filter { rows[$0].entry.claim.map { partitions($0, nodes: 1) > 1 } ?? false }
         var large = Set<Int>()
-        if !splitting.isEmpty, let threshold = splitting.first?.element.claim?.splitAbove {
-            let found = try await audiences(of: splitting.map(\.element.notification), exceed: threshold, on: connection)
-            for ((index, _), isLarge) in zip(splitting, found) where isLarge { large.insert(index) }
+        if let first = splitting.first, let threshold = rows[first].entry.claim?.splitAbove {
+            let found = try await audiences(of: splitting.map { rows[$0].entry.notification }, exceed: threshold, on: connection)
+            for (row, isLarge) in zip(splitting, found) where isLarge { large.insert(row) }
         }
-        var claimed: [String: DeliveryWork] = [:]
         var partitionBinds: [SQLValue] = []
         for start in stride(from: 0, to: rows.count, by: 100) {
             let chunk = rows[start..<min(start + 100, rows.count)]
             var binds: [SQLValue] = []
             binds.reserveCapacity(chunk.count * 10)
-            for (offset, entry) in chunk.enumerated() {
+            for (offset, (entry, result)) in chunk.enumerated() {
                 let notification = entry.notification
                 let claim = large.contains(start + offset) ? nil : entry.claim
                 let state: NotificationState =
@@ -305,7 +306,7 @@ public final class SQLNotificationStore: NotificationStore {
                     let record = NotificationRecord(
                         notification: notification, state: .processing, enqueueTime: notification.createdAt,
                         startTime: claim.now)
-                    claimed[notification.id] = DeliveryWork(
+                    results[result].claimed = DeliveryWork(
                         record: record, partition: 0, lowerBound: nil, upperBound: nil, cursor: nil, claims: 1)
                 }
             }
@@ -317,16 +318,8 @@ public final class SQLNotificationStore: NotificationStore {
                 VALUES \(values)
                 """, binds)
         }
-        for start in stride(from: 0, to: partitionBinds.count, by: 8 * 100) {
-            let chunk = Array(partitionBinds[start..<min(start + 8 * 100, partitionBinds.count)])
-            try await insertPartitions(chunk, rows: chunk.count / 8, on: connection)
-        }
-        guard !claimed.isEmpty else { return results }
-        return results.map { result in
-            var result = result
-            if result.stored { result.claimed = claimed[result.id] }
-            return result
-        }
+        try await insertPartitions(partitionBinds, on: connection)
+        return results
     }
 
     /// On PostgreSQL, rows another transaction holds are skipped (claims) or waited for (counts).
@@ -430,10 +423,7 @@ public final class SQLNotificationStore: NotificationStore {
             }
             claims.append(.work(work))
         }
-        for start in stride(from: 0, to: single.count, by: 8 * 100) {
-            let chunk = Array(single[start..<min(start + 8 * 100, single.count)])
-            try await Self.insertPartitions(chunk, rows: chunk.count / 8, on: connection)
-        }
+        try await Self.insertPartitions(single, on: connection)
         return claims
     }
 
@@ -449,15 +439,20 @@ public final class SQLNotificationStore: NotificationStore {
         ]
     }
 
-    static func insertPartitions(_ binds: [SQLValue], rows: Int, on connection: any SQLExecutor) async throws {
-        guard rows > 0 else { return }
-        _ = try await connection.query(
-            """
-            INSERT INTO notification_partitions
-                (notification_id, partition, lower_bound, upper_bound, state, lease_owner, lease_expires, claims)
-            VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", "))
-            """,
-            binds)
+    /// Inserts `notification_partitions` rows (``partitionRow(_:_:_:owner:lease:)`` values, one after another),
+    /// 100 rows per statement.
+    static func insertPartitions(_ binds: [SQLValue], on connection: any SQLExecutor) async throws {
+        let perRow = 8
+        for start in stride(from: 0, to: binds.count, by: perRow * 100) {
+            let chunk = Array(binds[start..<min(start + perRow * 100, binds.count)])
+            _ = try await connection.query(
+                """
+                INSERT INTO notification_partitions
+                    (notification_id, partition, lower_bound, upper_bound, state, lease_owner, lease_expires, claims)
+                VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count / perRow).joined(separator: ", "))
+                """,
+                chunk)
+        }
     }
 
     /// A newly claimed notification's first partition, splitting it by installation position when its audience is
@@ -489,7 +484,7 @@ public final class SQLNotificationStore: NotificationStore {
                 binds += Self.partitionRow(
                     record.notification.id, index, bound, owner: request.owner, lease: request.now.timeIntervalSince1970 + request.leaseSeconds)
             }
-            try await Self.insertPartitions(binds, rows: bounds.count, on: connection)
+            try await Self.insertPartitions(binds, on: connection)
             opened = true
         }
         return DeliveryWork(
