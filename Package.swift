@@ -103,6 +103,7 @@ let package = Package(
             name: "PushEmulator",
             dependencies: [
                 "AdapterKit",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

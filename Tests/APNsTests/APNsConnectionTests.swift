@@ -70,6 +70,12 @@ import Testing
             let tokens = (0..<400).map { APNsHarness.deviceToken(1000 + $0) }
             let summary = try await hub.sendDirect(to: tokens)
             #expect(summary.counts == [.apns: [.success: 400]])
+            // An answer is held back for at least the latency.
+            hub.emulator.faults = FaultInjection(latency: .milliseconds(300))
+            let started = ContinuousClock.now
+            #expect(try await hub.sendDirect(to: [APNsHarness.deviceToken(1400)]).counts == [.apns: [.success: 1]])
+            #expect(ContinuousClock.now - started >= .milliseconds(300))
+            hub.emulator.faults = FaultInjection(latency: .milliseconds(20))
             #expect(hub.adapter.remoteStreamLimits == [1000])
             // Before the raise one stream at a time; after it, many at once.
             #expect(hub.emulator.peakConcurrentStreams > 1)

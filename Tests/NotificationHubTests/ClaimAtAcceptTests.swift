@@ -159,6 +159,39 @@ import Testing
         }
     }
 
+    @Test(arguments: TestBackend.all)
+    func sendsFinishingOnAnIdleWorkerCostNoClaim(backend: TestBackend) async throws {
+        try await backend.run {
+            let store = try await InstallationStoreTests.makeStore()
+            let notifications = SQLNotificationStore(database: store.database)
+            _ = try await store.upsert(contentsOf: (0..<20).map { InstallationStoreTests.installation("i\($0)", tags: ["user:\($0)"]) })
+            let adapter = RecordingAdapter()
+            let hub = try DurableDeliveryTests.hub(
+                on: store, notifications, adapter: adapter,
+                delivery: DeliveryConfiguration(pageSize: 7, batchSize: 3, concurrency: 4, maximumAttempts: 3, pagesInFlight: 3))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await hub.run() }
+                try await Self.waitUntil { hub.worker.takesSendsAtAccept }
+                let before = hub.worker.claimsMade.load(ordering: .relaxed)
+                let started = ContinuousClock.now
+                for user in 0..<20 {
+                    let id = try await hub.sends.enqueue(
+                        Notification(format: Self.format, body: "u\(user)", audience: .tags(try TagExpression(parsing: "user:\(user)"))))
+                    let record = try await DurableDeliveryTests.finalRecord(id, in: notifications, within: .seconds(60))
+                    #expect(record?.state == .completed)
+                }
+                // Only the periodic claim (one a second) runs: a finished send does not wake the claim loop when
+                // nothing is queued.
+                let claims = hub.worker.claimsMade.load(ordering: .relaxed) - before
+                let seconds = Int((ContinuousClock.now - started).components.seconds)
+                #expect(claims <= seconds + 2, "\(claims) claims for 20 sends in \(seconds) s")
+                group.cancelAll()
+            }
+            #expect(adapter.received.count == 20)
+            try await store.database.close()
+        }
+    }
+
     /// Polls `condition` every 10 ms for up to 60 s.
     static func waitUntil(_ condition: @Sendable () -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(60)

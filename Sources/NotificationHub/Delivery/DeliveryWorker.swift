@@ -23,6 +23,8 @@ public final class DeliveryWorker: Service, Sendable {
     private let active = Mutex<Set<String>>([])
     /// Sends leased to this worker when they were accepted (``reserveAtAccept(_:)``).
     private let intake = Mutex(Intake())
+    /// Claim transactions this worker made (also counted by `hub_claims_total`).
+    let claimsMade = Atomic(0)
 
     /// What the worker knows of the sends it may take when they are accepted.
     struct Intake {
@@ -93,6 +95,8 @@ public final class DeliveryWorker: Service, Sendable {
                                 Self.storeCallLimit(delivery.leaseSeconds),
                                 timeout: HubError(.storageFailure, "the claim was not answered in time")
                             ) { try await store.claim(request) }
+                            claimsMade.add(1, ordering: .relaxed)
+                            Counter(label: "hub_claims_total", dimensions: [("result", claims.isEmpty ? "empty" : "work")]).increment()
                             if claims.count < request.limit {
                                 // None left: sends accepted from now on may start at once.
                                 intake.withLock { if $0.queued == queuedBefore { $0.drained = true } }
@@ -206,10 +210,13 @@ public final class DeliveryWorker: Service, Sendable {
         }
     }
 
-    /// Frees a slot and wakes the claim loop, which may have waited for one.
+    /// Frees a slot and wakes the claim loop when it may have waited for one. When the last claim left nothing due
+    /// and nothing was stored for a claim since, a free slot finds no work: the loop is not woken (a per-user send
+    /// would otherwise cost an empty claim transaction when it finishes). What nobody announces (a scheduled time,
+    /// an expired lease) is found by the loop's periodic claim.
     private func releaseSlot() {
         inFlight.withLock { $0 -= 1 }
-        work.signal()
+        if !intake.withLock({ $0.drained }) { work.signal() }
     }
 
     /// Whether the worker runs and the last claim left nothing due ahead of a send accepted now.

@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 import NIOCore
 import NIOHPACK
@@ -34,6 +35,18 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
     /// Request bytes consumed since the last connection WINDOW_UPDATE.
     private var consumedBytes = 0
     private var closing = false
+    /// Answers held back by the latency fault, oldest first.
+    private var delayed: Deque<DelayedAnswer> = []
+
+    /// An answer the latency fault holds back until `due`.
+    private struct DelayedAnswer {
+        var due: NIODeadline
+        var status: Int
+        var apnsID: String?
+        var retryAfter: Int?
+        var json: ByteBuffer?
+        var streamID: HTTP2StreamID
+    }
 
     init(emulator: APNsEmulator) {
         self.emulator = emulator
@@ -148,10 +161,11 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
         let latency = emulator.rules.recorder.faults.latency
         if latency > .zero {
             let nanoseconds = latency.components.seconds * 1_000_000_000 + latency.components.attoseconds / 1_000_000_000
-            context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
-                write(status: answer.status, apnsID: answer.apnsID, retryAfter: answer.retryAfter, json: json, streamID: streamID, context: context)
-                context.flush()
-            }
+            delay(
+                DelayedAnswer(
+                    due: .now() + .nanoseconds(nanoseconds), status: answer.status, apnsID: answer.apnsID,
+                    retryAfter: answer.retryAfter, json: json, streamID: streamID),
+                context: context)
         } else {
             write(status: answer.status, apnsID: answer.apnsID, retryAfter: answer.retryAfter, json: json, streamID: streamID, context: context)
         }
@@ -162,6 +176,30 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
                 payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: emulator.configuration.maximumConcurrentStreams)])))
             context.write(wrapOutboundOut(settings), promise: nil)
             needsFlush = true
+        }
+    }
+
+    /// Queues an answer held back by the latency fault. Answers leave in the order they were queued: one timer for
+    /// the oldest, and every answer due by then (within a millisecond) written with one flush, as a server sends what
+    /// is ready together, instead of a timer and a flush (a TLS record and a write) per answer.
+    private func delay(_ answer: DelayedAnswer, context: ChannelHandlerContext) {
+        delayed.append(answer)
+        if delayed.count == 1 { scheduleDelayed(context: context) }
+    }
+
+    private func scheduleDelayed(context: ChannelHandlerContext) {
+        guard let first = delayed.first else { return }
+        context.eventLoop.assumeIsolated().scheduleTask(deadline: first.due) { [self] in
+            let cutoff = NIODeadline.now() + .milliseconds(1)
+            while let next = delayed.first, next.due <= cutoff {
+                delayed.removeFirst()
+                write(
+                    status: next.status, apnsID: next.apnsID, retryAfter: next.retryAfter, json: next.json,
+                    streamID: next.streamID, context: context)
+            }
+            needsFlush = false
+            context.flush()
+            scheduleDelayed(context: context)
         }
     }
 
