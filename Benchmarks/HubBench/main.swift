@@ -48,6 +48,8 @@ struct Options {
     var delivery: String?
     /// Extra settings of the APNs adapter, as YAML `key: value` pairs separated by commas (e.g. `connections: 8`).
     var apns: String?
+    /// Connections in each node's PostgreSQL pool (the hub's default when absent).
+    var pool: Int?
 
     init(_ arguments: [String]) {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -74,6 +76,7 @@ struct Options {
             case "--skip-resolution": skipResolution = true
             case "--postgres": postgres = value()
             case "--nodes": nodes = max(1, Int(value()) ?? 1)
+            case "--pool": pool = Int(value())
             case "--keep": keep = true
             case "--delivery": delivery = value()
             case "--apns": apns = value()
@@ -316,7 +319,8 @@ func seed(storage: StorageConfiguration, count: Int) async throws -> Double {
 func storage(size: Int) throws -> (configuration: StorageConfiguration, yaml: String) {
     if let url = options.postgres {
         let schema = "bench_\(size)_\(getpid())"
-        return (.postgres(try .init(url: url, schema: schema)), #"{postgres: {url: "\#(url)", schema: \#(schema)}}"#)
+        let pool = options.pool.map { ", pool: \($0)" } ?? ""
+        return (.postgres(try .init(url: url, schema: schema)), #"{postgres: {url: "\#(url)", schema: \#(schema)\#(pool)}}"#)
     }
     let path = directory + "/hub-\(size).sqlite"
     return (.sqlite(path: path), "{sqlite: {path: \(path)}}")
