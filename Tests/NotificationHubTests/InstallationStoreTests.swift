@@ -47,6 +47,32 @@ import Testing
     }
 
     @Test(arguments: TestBackend.all)
+    func anAddressReadCarriesWhereASendGoesAndNothingElse(backend: TestBackend) async throws {
+        try await backend.run {
+            try await Self.withStore() { store in
+                var first = Self.installation("a", tags: ["news", "x"], user: "alice")
+                first.templates = ["t": InstallationTemplate(body: #"{"a":"$(m)"}"#, tags: ["tt"])]
+                var second = Self.installation("b", tags: ["news"])
+                second.pushChannel = .object(["endpoint": "https://push.example/1", "p256dh": "k", "auth": "a"])
+                _ = try await store.upsert(contentsOf: [first, second, Self.installation("c", tags: ["other"])])
+                let expression = try TagExpression(parsing: "news")
+                let whole = try await store.query(InstallationQuery(expression: expression), after: nil, limit: 10)
+                let address = try await store.query(InstallationQuery(expression: expression, detail: .address), after: nil, limit: 10)
+                #expect(whole.installations.map(\.installationID) == ["a", "b"])
+                #expect(address.installations.map(\.installationID) == ["a", "b"])
+                #expect(address.installations.map(\.pushChannel) == [first.pushChannel, second.pushChannel])
+                #expect(address.installations.map(\.platform) == [first.platform, second.platform])
+                #expect(address.installations.allSatisfy { $0.tags.isEmpty && $0.templates.isEmpty && $0.userID == nil })
+                #expect(whole.installations.first?.templates == first.templates)
+                // Paging is the same either way.
+                let page = try await store.query(InstallationQuery(expression: expression, detail: .address), after: nil, limit: 1)
+                let next = try await store.query(InstallationQuery(expression: expression, detail: .address), after: page.next, limit: 1)
+                #expect(page.installations.map(\.installationID) == ["a"] && next.installations.map(\.installationID) == ["b"])
+            }
+        }
+    }
+
+    @Test(arguments: TestBackend.all)
     func objectPushChannelsRoundTrip(backend: TestBackend) async throws {
         try await backend.run {
             try await Self.withStore() { store in

@@ -145,7 +145,8 @@ public struct Dispatcher: Sendable {
                     expression: expression,
                     scope: properties == nil ? .installation : .includingTemplates,
                     platforms: adapters.platforms(for: notification.format),
-                    includeExpired: false, upTo: upTo, kinds: properties == nil ? .nativeSends : .templateSends)
+                    includeExpired: false, upTo: upTo, kinds: properties == nil ? .nativeSends : .templateSends,
+                    detail: properties == nil ? .address : .whole)
                 var index = 0
                 for try await page in store.pages(query, pageSize: configuration.pageSize, after: cursor) {
                     var result = PageResult(index: index, end: page.next)
@@ -372,7 +373,7 @@ extension Dispatcher {
             let query = InstallationQuery(
                 expression: expression, scope: properties == nil ? .installation : .includingTemplates,
                 platforms: adapters.platforms(for: notification.format), includeExpired: false,
-                kinds: properties == nil ? .nativeSends : .templateSends)
+                kinds: properties == nil ? .nativeSends : .templateSends, detail: properties == nil ? .address : .whole)
             var cursor: InstallationCursor?
             repeat {
                 let found = try await store.query(query, after: cursor, limit: limit)

@@ -23,12 +23,25 @@ public struct InstallationQuery: Sendable, Hashable {
     /// Which kinds of rows: installations, native and template registrations. Native sends select
     /// ``AudienceKinds/nativeSends``, template sends ``AudienceKinds/templateSends``.
     public var kinds: AudienceKinds
+    /// What each installation read carries.
+    public var detail: Detail
+
+    /// What a query reads of each installation.
+    public enum Detail: Sendable, Hashable {
+        /// The whole installation.
+        case whole
+        /// Only where a native send goes: id, platform and push channel. Tags, templates, user, expiry and update
+        /// time are left out (empty), which spares a fan-out decoding them for every device.
+        case address
+    }
 
     /// Creates a query.
     public init(
         expression: TagExpression? = nil, scope: TagScope = .installation, platforms: [Platform]? = nil,
-        includeExpired: Bool = true, upTo: InstallationCursor? = nil, kinds: AudienceKinds = .all
+        includeExpired: Bool = true, upTo: InstallationCursor? = nil, kinds: AudienceKinds = .all,
+        detail: Detail = .whole
     ) {
+        self.detail = detail
         self.upTo = upTo
         self.kinds = kinds
         self.expression = expression

@@ -39,6 +39,8 @@ public final class SQLInstallationStore: InstallationStore {
 
     static let columns =
         "i.rid, i.id, i.platform, i.push_channel, i.channel_is_object, i.user_id, i.tags, i.templates, i.expired, i.expiration_time, i.last_update, i.kind, i.version, i.created_time, i.registration"
+    /// What ``InstallationQuery/Detail/address`` reads.
+    static let addressColumns = "i.rid, i.id, i.platform, i.push_channel, i.channel_is_object, i.expired, i.kind"
 
     // MARK: Writes
 
@@ -388,7 +390,11 @@ struct SQLTagQuery {
             conditions.append("i.rid <= ?")
             binds.append(.integer(Int(upTo.position)))
         }
-        let selection = counting ? "COUNT(*) AS n" : ridsOnly ? "i.rid" : SQLInstallationStore.columns
+        let selection =
+            counting
+            ? "COUNT(*) AS n"
+            : ridsOnly
+                ? "i.rid" : query.detail == .address ? SQLInstallationStore.addressColumns : SQLInstallationStore.columns
         var from = "installations i"
         var head: [SQLValue] = []
         if let driver {
