@@ -128,6 +128,11 @@ public final class PostgresHubDatabase: HubDatabase {
         }
     }
 
+    /// Outside `BEGIN` … `COMMIT`, the server runs a statement as a transaction of its own.
+    public func write(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+        try await read(sql, binds)
+    }
+
     public func close() async throws {
         running.cancel()
         await running.value

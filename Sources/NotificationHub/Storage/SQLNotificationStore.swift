@@ -17,7 +17,8 @@ public final class SQLNotificationStore: NotificationStore {
     public init(database: any HubDatabase) {
         self.database = database
         enqueues = WriteCombiner { batch in
-            try await database.transaction { connection in
+            if let stored = try await Self.insertLeased(batch, database: database) { return stored }
+            return try await database.transaction { connection in
                 let results = try await Self.insert(batch, on: connection)
                 // Every node learns of the new notifications left for a claim when they commit.
                 if results.contains(where: { $0.stored && $0.claimed == nil }) {
@@ -248,78 +249,128 @@ public final class SQLNotificationStore: NotificationStore {
                 idempotencyKey: idempotencyKey, claim: scheduledTime == nil ? claim : nil))
     }
 
-    /// Inserts notifications with one multi-row statement; a notification whose idempotency key is already stored
-    /// (or used earlier in the batch) is not inserted and gets the first notification's id. Notifications with a
-    /// claim that need no split are inserted as `Processing`, and their partitions with one more statement.
+    /// Inserts a batch's notifications (``rows(for:on:)``) inside a transaction: multi-row statements of up to 100
+    /// notifications, and the partitions of those leased at once with one more.
     static func insert(_ batch: [Enqueue], on connection: any SQLExecutor) async throws -> [Enqueued] {
+        let rows = try await rows(for: batch, on: connection)
+        let perRow = EnqueueRows.notificationColumns
+        for start in stride(from: 0, to: rows.notifications.count, by: perRow * 100) {
+            let chunk = Array(rows.notifications[start..<min(start + perRow * 100, rows.notifications.count)])
+            _ = try await connection.query(Self.insertNotifications(count: chunk.count / perRow), chunk)
+        }
+        try await insertPartitions(rows.partitions, on: connection)
+        return rows.results
+    }
+
+    /// What an enqueue batch writes: each caller's result, the values of the notification rows and of the partition
+    /// rows of the sends leased at once.
+    struct EnqueueRows {
         var results: [Enqueued] = []
+        var notifications: [SQLValue] = []
+        var partitions: [SQLValue] = []
+
+        /// Values per notification row.
+        static let notificationColumns = 10
+    }
+
+    /// The rows an enqueue batch inserts. A notification whose idempotency key is already stored (or used earlier in
+    /// the batch) is not inserted and gets the first notification's id. Notifications with a claim that need no
+    /// split are stored as `Processing`, with their partition.
+    static func rows(for batch: [Enqueue], on connection: any SQLExecutor) async throws -> EnqueueRows {
+        var rows = EnqueueRows()
         var keys: [String: String] = [:]
-        // The rows to insert, each with the place of its result.
-        var rows: [(entry: Enqueue, result: Int)] = []
+        // The batch's entries to insert, each with the place of its result.
+        var inserted: [(entry: Enqueue, result: Int)] = []
         for entry in batch {
             if let key = entry.idempotencyKey {
                 if let id = keys[key] {
-                    results.append(Enqueued(id: id, stored: false))
+                    rows.results.append(Enqueued(id: id, stored: false))
                     continue
                 }
                 let existing = try await connection.query(
                     "SELECT id FROM notifications WHERE idempotency_key = ?", [.text(key)])
                 if let id = existing.first?.string("id") {
                     keys[key] = id
-                    results.append(Enqueued(id: id, stored: false))
+                    rows.results.append(Enqueued(id: id, stored: false))
                     continue
                 }
                 keys[key] = entry.notification.id
             }
-            rows.append((entry, results.count))
-            results.append(Enqueued(id: entry.notification.id, stored: true))
+            inserted.append((entry, rows.results.count))
+            rows.results.append(Enqueued(id: entry.notification.id, stored: true))
         }
         // A claim takes a notification only when it stays one partition: with several partitions per node, an
         // audience too large for one page is left for the claims that split it. (The claims of one batch come from
         // one worker: they share its threshold, unless a reload came between them, which moves only the edge.)
-        let splitting = rows.indices.filter { rows[$0].entry.claim.map { partitions($0, nodes: 1) > 1 } ?? false }
+        let splitting = inserted.indices.filter { inserted[$0].entry.claim.map { partitions($0, nodes: 1) > 1 } ?? false }
         var large = Set<Int>()
-        if let first = splitting.first, let threshold = rows[first].entry.claim?.splitAbove {
-            let found = try await audiences(of: splitting.map { rows[$0].entry.notification }, exceed: threshold, on: connection)
+        if let first = splitting.first, let threshold = inserted[first].entry.claim?.splitAbove {
+            let found = try await audiences(of: splitting.map { inserted[$0].entry.notification }, exceed: threshold, on: connection)
             for (row, isLarge) in zip(splitting, found) where isLarge { large.insert(row) }
         }
-        var partitionBinds: [SQLValue] = []
-        for start in stride(from: 0, to: rows.count, by: 100) {
-            let chunk = rows[start..<min(start + 100, rows.count)]
-            var binds: [SQLValue] = []
-            binds.reserveCapacity(chunk.count * 10)
-            for (offset, (entry, result)) in chunk.enumerated() {
-                let notification = entry.notification
-                let claim = large.contains(start + offset) ? nil : entry.claim
-                let state: NotificationState =
-                    claim != nil ? .processing : entry.scheduledTime == nil ? .enqueued : .scheduled
-                binds += [
-                    .text(notification.id), .text(notification.format.name), .blob(notification.body), .text(entry.headers),
-                    .text(entry.audience), .text(state.name), .float(notification.createdAt.timeIntervalSince1970),
-                    entry.scheduledTime.map { .float($0.timeIntervalSince1970) } ?? .null,
-                    entry.idempotencyKey.map { .text($0) } ?? .null,
-                    claim.map { .float($0.now.timeIntervalSince1970) } ?? .null,
-                ]
-                if let claim {
-                    partitionBinds += partitionRow(
-                        notification.id, 0, (nil, nil), owner: claim.owner, lease: claim.now.timeIntervalSince1970 + claim.leaseSeconds)
-                    let record = NotificationRecord(
-                        notification: notification, state: .processing, enqueueTime: notification.createdAt,
-                        startTime: claim.now)
-                    results[result].claimed = DeliveryWork(
-                        record: record, partition: 0, lowerBound: nil, upperBound: nil, cursor: nil, claims: 1)
-                }
+        rows.notifications.reserveCapacity(inserted.count * EnqueueRows.notificationColumns)
+        for (index, (entry, result)) in inserted.enumerated() {
+            let notification = entry.notification
+            let claim = large.contains(index) ? nil : entry.claim
+            let state: NotificationState = claim != nil ? .processing : entry.scheduledTime == nil ? .enqueued : .scheduled
+            rows.notifications += [
+                .text(notification.id), .text(notification.format.name), .blob(notification.body), .text(entry.headers),
+                .text(entry.audience), .text(state.name), .float(notification.createdAt.timeIntervalSince1970),
+                entry.scheduledTime.map { .float($0.timeIntervalSince1970) } ?? .null,
+                entry.idempotencyKey.map { .text($0) } ?? .null,
+                claim.map { .float($0.now.timeIntervalSince1970) } ?? .null,
+            ]
+            if let claim {
+                rows.partitions += partitionRow(
+                    notification.id, 0, (nil, nil), owner: claim.owner, lease: claim.now.timeIntervalSince1970 + claim.leaseSeconds)
+                let record = NotificationRecord(
+                    notification: notification, state: .processing, enqueueTime: notification.createdAt, startTime: claim.now)
+                rows.results[result].claimed = DeliveryWork(
+                    record: record, partition: 0, lowerBound: nil, upperBound: nil, cursor: nil, claims: 1)
             }
-            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
-            _ = try await connection.query(
-                """
-                INSERT INTO notifications
-                    (id, format, body, headers, audience, state, enqueue_time, scheduled_time, idempotency_key, start_time)
-                VALUES \(values)
-                """, binds)
         }
-        try await insertPartitions(partitionBinds, on: connection)
-        return results
+        return rows
+    }
+
+    /// A multi-row insert of `count` notifications.
+    static func insertNotifications(count: Int) -> String {
+        """
+        INSERT INTO notifications
+            (id, format, body, headers, audience, state, enqueue_time, scheduled_time, idempotency_key, start_time)
+        VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: count).joined(separator: ", "))
+        """
+    }
+
+    /// Sends that were all leased at once, stored with one statement that commits by itself (PostgreSQL): the
+    /// notifications are inserted by a data-modifying `WITH` and their partitions by the statement itself, so both
+    /// commit together or not at all. `nil` when the batch needs a transaction: an idempotency key to look up, a send
+    /// left for a claim (which tells the other nodes), or too many rows for one statement.
+    static func insertLeased(_ batch: [Enqueue], database: any HubDatabase) async throws -> [Enqueued]? {
+        guard database.dialect == .postgres, batch.count <= 100,
+            batch.allSatisfy({ $0.idempotencyKey == nil && $0.claim != nil })
+        else { return nil }
+        // Without idempotency keys, planning only reads (whether an audience is large enough to split).
+        let rows = try await rows(for: batch, on: DatabaseReads(database: database))
+        guard rows.results.allSatisfy({ $0.claimed != nil }) else { return nil }
+        let partitions = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: rows.results.count).joined(separator: ", ")
+        _ = try await database.write(
+            """
+            WITH stored AS (\(insertNotifications(count: rows.results.count)) RETURNING id)
+            INSERT INTO notification_partitions
+                (notification_id, partition, lower_bound, upper_bound, state, lease_owner, lease_expires, claims)
+            VALUES \(partitions)
+            """,
+            rows.notifications + rows.partitions)
+        return rows.results
+    }
+
+    /// Runs statements as the database's reads.
+    struct DatabaseReads: SQLExecutor {
+        let database: any HubDatabase
+
+        func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+            try await database.read(sql, binds)
+        }
     }
 
     /// On PostgreSQL, rows another transaction holds are skipped (claims) or waited for (counts).
