@@ -57,6 +57,54 @@ import Testing
     }
 
     @Test(arguments: TestBackend.all)
+    func aSendAloneInItsPartitionFinishesWithItsCountsAndALostLeaseRecordsNothing(backend: TestBackend) async throws {
+        try await backend.run {
+            let (clock, store, notifications) = try await Self.stores()
+            let platform = Platform("test")
+            func leased(_ user: String) async throws -> String {
+                let notification = Notification(format: Self.format, body: "x", audience: .tags(try TagExpression(parsing: user)))
+                let result = try await notifications.enqueue(
+                    notification, scheduledTime: nil, idempotencyKey: nil, claim: Self.lease(owner: "w1", at: clock.now()))
+                #expect(result.claimed != nil)
+                return result.id
+            }
+            func checkpoint(_ outcomes: [Outcome]) -> DispatchCheckpoint {
+                var summary = DispatchSummary()
+                for outcome in outcomes { summary.record(outcome, platform: platform) }
+                return DispatchCheckpoint(summary: summary, failures: [], cursor: nil)
+            }
+            let delivered = try await leased("user:a")
+            let abandoned = try await leased("user:b")
+            let nobody = try await leased("user:c")
+            clock.advance(by: 1)
+            // Finished together (one combined write) and one by one, each with its own counts and final state.
+            async let first = notifications.complete(
+                id: delivered, partition: 0, owner: "w1", checkpoint([.success, .success]), now: clock.now(), alone: true)
+            async let second = notifications.complete(
+                id: abandoned, partition: 0, owner: "w1", checkpoint([.abandoned]), now: clock.now(), alone: true)
+            #expect(try await [first, second] == [.completed, .abandoned])
+            #expect(
+                try await notifications.complete(id: nobody, partition: 0, owner: "w1", checkpoint([]), now: clock.now(), alone: true)
+                    == .noTargetFound)
+            let record = try #require(try await notifications.record(id: delivered))
+            #expect(record.state == .completed && record.endTime == clock.now())
+            #expect(record.summary.counts == [platform: [.success: 2]])
+            #expect(try await notifications.record(id: abandoned)?.summary.counts == [platform: [.abandoned: 1]])
+            // Finished already, or another owner's lease: nothing is recorded.
+            #expect(
+                try await notifications.complete(
+                    id: delivered, partition: 0, owner: "w1", checkpoint([.success]), now: clock.now(), alone: true) == nil)
+            let other = try await leased("user:d")
+            #expect(
+                try await notifications.complete(
+                    id: other, partition: 0, owner: "w2", checkpoint([.success]), now: clock.now(), alone: true) == nil)
+            #expect(try await notifications.record(id: other)?.state == .processing)
+            #expect(try await notifications.record(id: delivered)?.summary.counts == [platform: [.success: 2]])
+            try await store.database.close()
+        }
+    }
+
+    @Test(arguments: TestBackend.all)
     func whatIsScheduledRepeatedOrToBeSplitIsStoredForAClaim(backend: TestBackend) async throws {
         try await backend.run {
             let (clock, store, notifications) = try await Self.stores()

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import HubTestSupport
-import NotificationHub
+@testable import NotificationHub
 import Testing
 
 @Suite struct InstallationStoreTests {
@@ -234,6 +234,24 @@ import Testing
         case 1: return .and((0..<Int.random(in: 2...3, using: &generator)).map { _ in randomExpression(depth: depth - 1, using: &generator) })
         default: return .or((0..<Int.random(in: 2...3, using: &generator)).map { _ in randomExpression(depth: depth - 1, using: &generator) })
         }
+    }
+
+    @Test func theDrivingTagIsNotTestedTwice() throws {
+        func remainder(_ text: String) throws -> String? {
+            let expression = try TagExpression(parsing: text)
+            return SQLTagQuery.remainder(of: expression, without: SQLTagQuery.drivingTag(expression)).map(\.description)
+        }
+        #expect(try remainder("user:alice") == nil)
+        #expect(try remainder("user:alice && lang:en") == (try TagExpression(parsing: "lang:en")).description)
+        #expect(try remainder("a && b && !c") == (try TagExpression(parsing: "b && !c")).description)
+        // No single driver, or one inside an operand: the whole expression stays the predicate.
+        #expect(try remainder("a || b") == (try TagExpression(parsing: "a || b")).description)
+        #expect(try remainder("!a") == (try TagExpression(parsing: "!a")).description)
+        #expect(try remainder("(a && b) || (a && c)") == (try TagExpression(parsing: "(a && b) || (a && c)")).description)
+        // The SQL of a user's send joins on the tag and tests nothing else of it.
+        let plan = SQLTagQuery(query: InstallationQuery(expression: try TagExpression(parsing: "user:alice")), after: 0, limit: 10)
+        #expect(!plan.sql.contains("EXISTS"))
+        #expect(plan.binds.first == .text("user:alice"))
     }
 
     /// Generated expressions and tag sets: the compiled store query (on every backend) and the evaluator agree.

@@ -259,7 +259,7 @@ public final class DeliveryWorker: Service, Sendable {
     /// returned so that it is committed together with the partition's finish.
     private func deliver(
         _ work: DeliveryWork, using current: HubCore.State, abandonAfter window: Duration
-    ) async throws -> (summary: DispatchSummary, last: DispatchCheckpoint) {
+    ) async throws -> (summary: DispatchSummary, last: DispatchCheckpoint, committedBefore: Bool) {
         let leaseSeconds = current.configuration.delivery.leaseSeconds
         let dispatcher = current.dispatcher
         let id = work.record.notification.id
@@ -300,6 +300,7 @@ public final class DeliveryWorker: Service, Sendable {
                             try await store.recordCheckpoint(id: id, partition: partition, owner: owner, checkpoint)
                         })
                     else { throw lost }
+                    last.noteCommitted()
                     self.countDelivered(checkpoint.summary)
                 }
             }
@@ -313,7 +314,7 @@ public final class DeliveryWorker: Service, Sendable {
             group.cancelAll()
             return result
         }
-        return (summary, last.value)
+        return (summary, last.value, last.committed)
     }
 
     /// Claims of one partition without progress (no checkpoint committed since) after which a fan-out that keeps
@@ -361,6 +362,7 @@ public final class DeliveryWorker: Service, Sendable {
         let started = clock.now()
         let summary: DispatchSummary
         let last: DispatchCheckpoint
+        let committedBefore: Bool
         do {
             // A partition taken over from a crashed worker resumes after its last checkpoint.
             if let cursor = work.cursor {
@@ -372,7 +374,9 @@ public final class DeliveryWorker: Service, Sendable {
             let window = Duration.seconds(max(0, current.configuration.delivery.abandonAfterSeconds - elapsed))
             // Graceful shutdown stops the fan-out like a crash would, but at once: nothing more is committed, and
             // the lease is handed back below so that the next worker resumes from the last checkpoint right away.
-            (summary, last) = try await cancelWhenGracefulShutdown { try await self.deliver(work, using: current, abandonAfter: window) }
+            (summary, last, committedBefore) = try await cancelWhenGracefulShutdown {
+                try await self.deliver(work, using: current, abandonAfter: window)
+            }
         } catch {
             if Task.isShuttingDownGracefully {
                 try? await notificationStore.releaseLease(id: id, partition: partition, owner: owner, now: clock.now())
@@ -391,10 +395,14 @@ public final class DeliveryWorker: Service, Sendable {
             let store = notificationStore
             let owner = self.owner
             let now = clock.now()
+            // The notification's only partition (an unsplit one has no bounds), on its first claim, with nothing
+            // committed before: the store has nothing of it to merge.
+            let alone =
+                work.lowerBound == nil && work.upperBound == nil && work.claims == 1 && work.cursor == nil && !committedBefore
             let final = try await withTimeLimit(
                 Self.storeCallLimit(leaseSeconds),
                 timeout: HubError(.storageFailure, "the outcome was not recorded in time; the next worker resumes the fan-out")
-            ) { try await store.complete(id: id, partition: partition, owner: owner, last, now: now) }
+            ) { try await store.complete(id: id, partition: partition, owner: owner, last, now: now, alone: alone) }
             guard let final else {
                 logger.error("the lease was lost before the outcome was recorded; the next worker resumes the fan-out")
                 return
@@ -415,9 +423,15 @@ public final class DeliveryWorker: Service, Sendable {
     }
 }
 
-/// The end of a partition's fan-out, gathered while it is delivered and committed with the partition's finish.
+/// The end of a partition's fan-out, gathered while it is delivered and committed with the partition's finish; and
+/// whether a checkpoint was committed before it.
 private final class FinalCheckpoint: Sendable {
     private let state = Mutex(DispatchCheckpoint(summary: DispatchSummary(), failures: [], cursor: nil))
+    private let committedCheckpoint = Atomic(false)
+
+    func noteCommitted() { committedCheckpoint.store(true, ordering: .relaxed) }
+
+    var committed: Bool { committedCheckpoint.load(ordering: .relaxed) }
 
     func add(_ checkpoint: DispatchCheckpoint) {
         state.withLock { last in

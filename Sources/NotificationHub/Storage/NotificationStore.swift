@@ -33,8 +33,11 @@ public protocol NotificationStore: Sendable {
     /// completing at the same time: what a small notification costs after its claim. Returns `nil` (and records
     /// nothing) when `owner` no longer holds the lease; otherwise the notification's final state when this was its
     /// last partition, or ``NotificationState/processing`` when others remain.
+    ///
+    /// `alone` says that the partition is its notification's only one and that nothing of the notification was
+    /// recorded before (its first claim, no checkpoint committed): the store may then skip reading what is stored.
     func complete(
-        id: String, partition: Int, owner: String, _ checkpoint: DispatchCheckpoint, now: Date
+        id: String, partition: Int, owner: String, _ checkpoint: DispatchCheckpoint, now: Date, alone: Bool
     ) async throws -> NotificationState?
 
     /// Hands a partition's lease back at once, so that the next worker claims it and resumes after its last
@@ -125,6 +128,14 @@ public struct ClaimRequest: Sendable, Hashable {
 }
 
 extension NotificationStore {
+    /// Records a partition's last checkpoint and marks it done (see
+    /// ``complete(id:partition:owner:_:now:alone:)``), reading what is stored of its notification.
+    public func complete(
+        id: String, partition: Int, owner: String, _ checkpoint: DispatchCheckpoint, now: Date
+    ) async throws -> NotificationState? {
+        try await complete(id: id, partition: partition, owner: owner, checkpoint, now: now, alone: false)
+    }
+
     /// Persists a notification for any worker to claim (see ``enqueue(_:scheduledTime:idempotencyKey:claim:)``);
     /// returns its id.
     public func enqueue(_ notification: Notification, scheduledTime: Date?, idempotencyKey: String?) async throws -> String {

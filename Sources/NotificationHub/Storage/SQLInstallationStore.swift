@@ -368,7 +368,11 @@ struct SQLTagQuery {
             switch query.scope {
             case .installation:
                 driver = Self.drivingTag(expression)
-                conditions.append(predicate(expression, scopes: "0"))
+                // The driving tag's own test is the join's: only the rest of the expression is a predicate (none for
+                // a single tag, such as a user's), which keeps the statement cheap to plan.
+                if let rest = Self.remainder(of: expression, without: driver) {
+                    conditions.append(predicate(rest, scopes: "0"))
+                }
             case .includingTemplates:
                 // Installations without template tags are matched exactly; those with template tags are all
                 // candidates and are refined per template by the caller.
@@ -425,6 +429,26 @@ struct SQLTagQuery {
             return "(" + operands.map { predicate($0, scopes: scopes) }.joined(separator: " AND ") + ")"
         case .or(let operands):
             return "(" + operands.map { predicate($0, scopes: scopes) }.joined(separator: " OR ") + ")"
+        }
+    }
+
+    /// What `expression` requires besides carrying `driver`: `nil` when that is all (the expression is the tag),
+    /// the other operands when the tag is an operand of its top-level AND, the whole expression otherwise.
+    static func remainder(of expression: TagExpression, without driver: String?) -> TagExpression? {
+        guard let driver else { return expression }
+        switch expression {
+        case .tag(let tag) where tag == driver:
+            return nil
+        case .and(var operands):
+            guard let index = operands.firstIndex(of: .tag(driver)) else { return expression }
+            operands.remove(at: index)
+            switch operands.count {
+            case 0: return nil
+            case 1: return operands[0]
+            default: return .and(operands)
+            }
+        default:
+            return expression
         }
     }
 

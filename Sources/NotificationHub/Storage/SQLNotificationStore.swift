@@ -31,7 +31,8 @@ public final class SQLNotificationStore: NotificationStore {
         let lanes = database.dialect == .postgres ? 4 : 1
         completions = (0..<lanes).map { _ in
             WriteCombiner { batch in
-                try await database.transaction { connection in
+                if let finished = try await Self.finishAlone(batch, database: database) { return finished }
+                return try await database.transaction { connection in
                     try await Self.complete(batch, forUpdate: forUpdate, on: connection)
                 }
             }
@@ -45,13 +46,68 @@ public final class SQLNotificationStore: NotificationStore {
         var owner: String
         var checkpoint: DispatchCheckpoint
         var time: Date
+        /// The notification's only partition, with nothing recorded of it before.
+        var alone = false
     }
 
     public func complete(
-        id: String, partition: Int, owner: String, _ checkpoint: DispatchCheckpoint, now: Date
+        id: String, partition: Int, owner: String, _ checkpoint: DispatchCheckpoint, now: Date, alone: Bool
     ) async throws -> NotificationState? {
         let lane = completions[Int(UInt(bitPattern: Self.stableHash(id)) % UInt(completions.count))]
-        return try await lane.submit(Completion(id: id, partition: partition, owner: owner, checkpoint: checkpoint, time: now))
+        return try await lane.submit(
+            Completion(id: id, partition: partition, owner: owner, checkpoint: checkpoint, time: now, alone: alone))
+    }
+
+    /// Finishes notifications that each had one partition and nothing recorded before, with one statement that
+    /// commits by itself (PostgreSQL): a data-modifying `WITH` marks the partitions still held done, and the
+    /// statement writes the counts and final state of their notifications (over `Processing` only, as
+    /// ``complete(_:forUpdate:on:)`` does). With nothing stored to merge and no other partition to wait for,
+    /// nothing needs reading first. `nil` when the batch needs a transaction: an item that is not alone, failures or
+    /// expired channels to record, or too many items for one statement.
+    static func finishAlone(_ batch: [Completion], database: any HubDatabase) async throws -> [NotificationState?]? {
+        guard database.dialect == .postgres, batch.count <= 100,
+            batch.allSatisfy({ $0.alone && $0.checkpoint.failures.isEmpty && $0.checkpoint.expiredChannels.isEmpty }),
+            Set(batch.map(\.id)).count == batch.count
+        else { return nil }
+        var binds: [SQLValue] = []
+        binds.reserveCapacity(batch.count * 6)
+        var finals: [NotificationState] = []
+        for item in batch {
+            let summary = item.checkpoint.summary
+            let final = Self.finalState(of: summary)
+            finals.append(final)
+            binds += [
+                .text(item.id), .integer(item.partition), .text(item.owner), .text(try Self.encode(summary)),
+                .text(final.name), .float(item.time.timeIntervalSince1970),
+            ]
+        }
+        let rows = try await database.write(
+            """
+            WITH v(nid, npartition, nowner, ncounts, nstate, ntime) AS (
+                VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?)", count: batch.count).joined(separator: ", "))),
+            done AS (
+                UPDATE notification_partitions p SET state = 'Done', lease_owner = NULL, lease_expires = NULL
+                FROM v WHERE p.state = 'Processing' AND p.notification_id = v.nid AND p.partition = v.npartition
+                    AND p.lease_owner = v.nowner
+                RETURNING p.notification_id)
+            UPDATE notifications SET counts = v.ncounts,
+                state = CASE WHEN state = 'Processing' THEN v.nstate ELSE state END,
+                end_time = CASE WHEN state = 'Processing' THEN v.ntime ELSE end_time END
+            FROM v JOIN done ON done.notification_id = v.nid
+            WHERE notifications.id = v.nid
+            RETURNING notifications.id, notifications.state
+            """,
+            binds)
+        var stored: [String: String] = [:]
+        for row in rows { if let id = row.string("id") { stored[id] = row.string("state") } }
+        // An item whose lease was lost records nothing (`nil`); one that finished reports the stored state (one
+        // that ended otherwise meanwhile reports that).
+        return batch.map { item in stored[item.id].map(NotificationState.init) }
+    }
+
+    /// The final state of a notification whose every partition is done, from its counts.
+    static func finalState(of summary: DispatchSummary) -> NotificationState {
+        summary.total == 0 ? .noTargetFound : summary.count(of: .abandoned) == summary.total ? .abandoned : .completed
     }
 
     /// Completes partitions inside a transaction with a few statements for the whole batch, however many small
@@ -121,9 +177,7 @@ public final class SQLNotificationStore: NotificationStore {
             guard let summary = summaries[id], let index = lastItem[id] else { continue }
             var final = ""
             if remaining[id, default: 0] == 0 {
-                let state: NotificationState =
-                    summary.total == 0
-                    ? .noTargetFound : summary.count(of: .abandoned) == summary.total ? .abandoned : .completed
+                let state = Self.finalState(of: summary)
                 finishing[id] = (index, state)
                 final = state.name
             }
