@@ -149,9 +149,7 @@ import Testing
     @Test(arguments: TestBackend.all)
     func anIdleWorkerStartsSendsAsTheyAreStoredAndQueuedOnesKeepTheirTurn(backend: TestBackend) async throws {
         try await backend.run {
-            let store = try await InstallationStoreTests.makeStore()
-            let notifications = SQLNotificationStore(database: store.database)
-            _ = try await store.upsert(contentsOf: (0..<30).map { InstallationStoreTests.installation("i\($0)", tags: ["user:\($0)"]) })
+            let (store, notifications) = try await Self.storesWithUsers(30)
             let adapter = GatedAdapter()
             var delivery = DeliveryConfiguration(pageSize: 7, batchSize: 3, concurrency: 4, maximumAttempts: 3, pagesInFlight: 3)
             delivery.parallelNotifications = 2
@@ -210,9 +208,7 @@ import Testing
     @Test(arguments: TestBackend.all)
     func sendsFinishingOnAnIdleWorkerCostNoClaim(backend: TestBackend) async throws {
         try await backend.run {
-            let store = try await InstallationStoreTests.makeStore()
-            let notifications = SQLNotificationStore(database: store.database)
-            _ = try await store.upsert(contentsOf: (0..<20).map { InstallationStoreTests.installation("i\($0)", tags: ["user:\($0)"]) })
+            let (store, notifications) = try await Self.storesWithUsers(20)
             let adapter = RecordingAdapter()
             let hub = try DurableDeliveryTests.hub(
                 on: store, notifications, adapter: adapter,
@@ -238,6 +234,13 @@ import Testing
             #expect(adapter.received.count == 20)
             try await store.database.close()
         }
+    }
+
+    /// Fresh stores on the current backend with `count` installations, one per user (`user:0`, `user:1`, …).
+    static func storesWithUsers(_ count: Int) async throws -> (SQLInstallationStore, SQLNotificationStore) {
+        let store = try await InstallationStoreTests.makeStore()
+        _ = try await store.upsert(contentsOf: (0..<count).map { InstallationStoreTests.installation("i\($0)", tags: ["user:\($0)"]) })
+        return (store, SQLNotificationStore(database: store.database))
     }
 
     /// Polls `condition` every 10 ms for up to 60 s.
