@@ -68,6 +68,21 @@ import Testing
                 let page = try await store.query(InstallationQuery(expression: expression, detail: .address), after: nil, limit: 1)
                 let next = try await store.query(InstallationQuery(expression: expression, detail: .address), after: page.next, limit: 1)
                 #expect(page.installations.map(\.installationID) == ["a"] && next.installations.map(\.installationID) == ["b"])
+                // What a native send to one tag reads (a statement of its own where the database keeps it prepared):
+                // the same devices, page by page, and only on the send's platforms.
+                func send(_ platforms: [Platform], after cursor: InstallationCursor? = nil, limit: Int = 10) async throws -> InstallationPage {
+                    try await store.query(
+                        InstallationQuery(
+                            expression: expression, platforms: platforms, includeExpired: false, kinds: .nativeSends, detail: .address),
+                        after: cursor, limit: limit)
+                }
+                let sent = try await send([first.platform])
+                #expect(sent.installations.map(\.installationID) == ["a", "b"] && sent.next == nil)
+                #expect(sent.installations.map(\.pushChannel) == [first.pushChannel, second.pushChannel])
+                let firstPage = try await send([first.platform], limit: 1)
+                #expect(firstPage.installations.map(\.installationID) == ["a"])
+                #expect(try await send([first.platform], after: firstPage.next, limit: 1).installations.map(\.installationID) == ["b"])
+                #expect(try await send([Platform("other")]).installations.isEmpty)
             }
         }
     }

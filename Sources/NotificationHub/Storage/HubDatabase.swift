@@ -117,6 +117,12 @@ public protocol HubDatabase: Sendable {
     /// Runs a read-only statement outside a write transaction.
     func read(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow]
 
+    /// What a native send to one tag (one user's devices) reads, page by page: the installations and native
+    /// registrations carrying `tag` after position `after`, on `platforms`, not expired, addresses only (see
+    /// ``InstallationQuery/Detail/address``), in position order. The same statement runs for every such send, so a
+    /// server that plans each statement keeps it prepared; `nil` where the general query is as fast.
+    func addressPage(tag: String, after: Int64, platforms: [String], limit: Int) async throws -> [SQLRow]?
+
     /// Runs one writing statement as a transaction of its own: all of its effects commit, or none. Where a server
     /// commits a lone statement by itself, this is one round trip instead of three (`BEGIN`, the statement,
     /// `COMMIT`).
@@ -143,6 +149,10 @@ public protocol HubDatabase: Sendable {
 }
 
 extension HubDatabase {
+    public func addressPage(tag: String, after: Int64, platforms: [String], limit: Int) async throws -> [SQLRow]? {
+        nil
+    }
+
     public func write(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
         try await transaction { try await $0.query(sql, binds) }
     }

@@ -128,6 +128,47 @@ public final class PostgresHubDatabase: HubDatabase {
         }
     }
 
+    /// A prepared statement on each connection: parsed and planned once per connection.
+    public func addressPage(tag: String, after: Int64, platforms: [String], limit: Int) async throws -> [SQLRow]? {
+        let statement = AddressPage(tag: tag, after: after, platforms: platforms, limit: Int64(limit))
+        return try await client.withConnection { connection in
+            var rows: [SQLRow] = []
+            var names: SQLColumns?
+            for try await row in try await connection.execute(statement, logger: logger) {
+                rows.append(try Executor.row(row, names: &names))
+            }
+            return rows
+        }
+    }
+
+    /// The statement of ``addressPage(tag:after:platforms:limit:)``; its columns are ``SQLInstallationStore``'s
+    /// address columns.
+    struct AddressPage: PostgresPreparedStatement {
+        static let sql = """
+            SELECT \(SQLInstallationStore.addressColumns) FROM installation_tags d JOIN installations i ON i.rid = d.rid
+            WHERE d.tag = $1 AND d.scope = 0 AND d.rid > $2 AND i.platform = ANY($3) AND i.expired = 0
+                AND i.kind IN (0, 1)
+            ORDER BY d.rid LIMIT $4
+            """
+        static let bindingDataTypes: [PostgresDataType] = [.text, .int8, .textArray, .int8]
+
+        var tag: String
+        var after: Int64
+        var platforms: [String]
+        var limit: Int64
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 4)
+            bindings.append(tag)
+            bindings.append(after)
+            bindings.append(platforms)
+            bindings.append(limit)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+    }
+
     /// Outside `BEGIN` … `COMMIT`, the server runs a statement as a transaction of its own.
     public func write(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
         try await read(sql, binds)
@@ -177,19 +218,22 @@ public final class PostgresHubDatabase: HubDatabase {
                 PostgresQuery(unsafeSQL: Self.numbered(sql), binds: bindings), logger: logger)
             var result: [SQLRow] = []
             var names: SQLColumns?
-            for try await row in rows {
-                let random = PostgresRandomAccessRow(row)
-                var values: [SQLValue] = []
-                values.reserveCapacity(random.count)
-                var columnNames: [String] = []
-                for cell in random {
-                    if names == nil { columnNames.append(cell.columnName) }
-                    values.append(try Self.value(cell))
-                }
-                if names == nil { names = SQLColumns(columnNames) }
-                result.append(SQLRow(columns: names!, values: values))
-            }
+            for try await row in rows { result.append(try Self.row(row, names: &names)) }
             return result
+        }
+
+        /// One row, converted; `names` are its result's column names, looked up with the first row.
+        static func row(_ row: PostgresRow, names: inout SQLColumns?) throws -> SQLRow {
+            let random = PostgresRandomAccessRow(row)
+            var values: [SQLValue] = []
+            values.reserveCapacity(random.count)
+            var columnNames: [String] = []
+            for cell in random {
+                if names == nil { columnNames.append(cell.columnName) }
+                values.append(try Self.value(cell))
+            }
+            if names == nil { names = SQLColumns(columnNames) }
+            return SQLRow(columns: names!, values: values)
         }
 
         /// Replaces each `?` placeholder with `$n`.

@@ -301,8 +301,13 @@ public final class SQLInstallationStore: InstallationStore {
     public func query(
         _ query: InstallationQuery, after cursor: InstallationCursor?, limit: Int
     ) async throws -> InstallationPage {
-        let plan = SQLTagQuery(query: query, after: cursor?.position ?? 0, limit: limit)
-        let rows = try await database.read(plan.sql, plan.binds)
+        let rows: [SQLRow]
+        if let tagged = try await addressPage(query, after: cursor?.position ?? 0, limit: limit) {
+            rows = tagged
+        } else {
+            let plan = SQLTagQuery(query: query, after: cursor?.position ?? 0, limit: limit)
+            rows = try await database.read(plan.sql, plan.binds)
+        }
         var installations: [Installation] = []
         installations.reserveCapacity(rows.count)
         var last: Int64 = cursor?.position ?? 0
@@ -312,6 +317,16 @@ public final class SQLInstallationStore: InstallationStore {
         }
         let next = rows.count == limit ? InstallationCursor(position: last) : nil
         return InstallationPage(installations: installations, next: next)
+    }
+
+    /// The rows of a native send to one tag through ``HubDatabase/addressPage(tag:after:platforms:limit:)``, or
+    /// `nil` for any other query or where the database has no such statement.
+    private func addressPage(_ query: InstallationQuery, after: Int64, limit: Int) async throws -> [SQLRow]? {
+        guard query.detail == .address, case .tag(let tag)? = query.expression, query.scope == .installation,
+            !query.includeExpired, query.upTo == nil, query.kinds == .nativeSends,
+            let platforms = query.platforms, !platforms.isEmpty
+        else { return nil }
+        return try await database.addressPage(tag: tag, after: after, platforms: platforms.map(\.name), limit: limit)
     }
 
     public func count(_ query: InstallationQuery) async throws -> Int {
