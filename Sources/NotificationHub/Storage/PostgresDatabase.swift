@@ -147,7 +147,7 @@ public final class PostgresHubDatabase: HubDatabase {
         static let sql = """
             SELECT \(SQLInstallationStore.addressColumns) FROM installation_tags d JOIN installations i ON i.rid = d.rid
             WHERE d.tag = $1 AND d.scope = 0 AND d.rid > $2 AND i.platform = ANY($3) AND i.expired = 0
-                AND i.kind IN (0, 1)
+                AND i.kind IN (\(AudienceKinds.nativeSends.storedValues.map(String.init).joined(separator: ", ")))
             ORDER BY d.rid LIMIT $4
             """
         static let bindingDataTypes: [PostgresDataType] = [.text, .int8, .textArray, .int8]
@@ -232,8 +232,9 @@ public final class PostgresHubDatabase: HubDatabase {
                 if names == nil { columnNames.append(cell.columnName) }
                 values.append(try Self.value(cell))
             }
-            if names == nil { names = SQLColumns(columnNames) }
-            return SQLRow(columns: names!, values: values)
+            let columns = names ?? SQLColumns(columnNames)
+            names = columns
+            return SQLRow(columns: columns, values: values)
         }
 
         /// Replaces each `?` placeholder with `$n`.

@@ -409,11 +409,14 @@ struct SQLTagQuery {
             conditions.append("i.rid <= ?")
             binds.append(.integer(Int(upTo.position)))
         }
-        let selection =
-            counting
-            ? "COUNT(*) AS n"
-            : ridsOnly
-                ? "i.rid" : query.detail == .address ? SQLInstallationStore.addressColumns : SQLInstallationStore.columns
+        let selection: String
+        if counting {
+            selection = "COUNT(*) AS n"
+        } else if ridsOnly {
+            selection = "i.rid"
+        } else {
+            selection = query.detail == .address ? SQLInstallationStore.addressColumns : SQLInstallationStore.columns
+        }
         var from = "installations i"
         var head: [SQLValue] = []
         if let driver {

@@ -17,14 +17,15 @@ public final class SQLNotificationStore: NotificationStore {
     public init(database: any HubDatabase) {
         self.database = database
         enqueues = WriteCombiner { batch in
-            if let stored = try await Self.insertLeased(batch, database: database) { return stored }
+            // On PostgreSQL a batch without idempotency keys is planned before any transaction (planning then only
+            // reads); sends all leased at once are stored with one statement, the rest in a transaction.
+            if database.dialect == .postgres, batch.allSatisfy({ $0.idempotencyKey == nil }) {
+                let rows = try await Self.rows(for: batch, on: DatabaseReads(database: database))
+                if let stored = try await Self.insertLeased(rows, database: database) { return stored }
+                return try await database.transaction { try await Self.insert(rows, on: $0, database: database) }
+            }
             return try await database.transaction { connection in
-                let results = try await Self.insert(batch, on: connection)
-                // Every node learns of the new notifications left for a claim when they commit.
-                if results.contains(where: { $0.stored && $0.claimed == nil }) {
-                    try await database.notifyWork(from: "", on: connection)
-                }
-                return results
+                try await Self.insert(try await Self.rows(for: batch, on: connection), on: connection, database: database)
             }
         }
         let forUpdate = database.dialect == .postgres ? " FOR UPDATE" : ""
@@ -71,14 +72,11 @@ public final class SQLNotificationStore: NotificationStore {
         else { return nil }
         var binds: [SQLValue] = []
         binds.reserveCapacity(batch.count * 6)
-        var finals: [NotificationState] = []
         for item in batch {
             let summary = item.checkpoint.summary
-            let final = Self.finalState(of: summary)
-            finals.append(final)
             binds += [
                 .text(item.id), .integer(item.partition), .text(item.owner), .text(try Self.encode(summary)),
-                .text(final.name), .float(item.time.timeIntervalSince1970),
+                .text(Self.finalState(of: summary).name), .float(item.time.timeIntervalSince1970),
             ]
         }
         let rows = try await database.write(
@@ -303,16 +301,19 @@ public final class SQLNotificationStore: NotificationStore {
                 idempotencyKey: idempotencyKey, claim: scheduledTime == nil ? claim : nil))
     }
 
-    /// Inserts a batch's notifications (``rows(for:on:)``) inside a transaction: multi-row statements of up to 100
-    /// notifications, and the partitions of those leased at once with one more.
-    static func insert(_ batch: [Enqueue], on connection: any SQLExecutor) async throws -> [Enqueued] {
-        let rows = try await rows(for: batch, on: connection)
+    /// Inserts a batch's rows (``rows(for:on:)``) inside a transaction: multi-row statements of up to 100
+    /// notifications, and the partitions of those leased at once with one more. Every node learns of the
+    /// notifications left for a claim when the transaction commits.
+    static func insert(_ rows: EnqueueRows, on connection: any SQLExecutor, database: any HubDatabase) async throws -> [Enqueued] {
         let perRow = EnqueueRows.notificationColumns
         for start in stride(from: 0, to: rows.notifications.count, by: perRow * 100) {
             let chunk = Array(rows.notifications[start..<min(start + perRow * 100, rows.notifications.count)])
             _ = try await connection.query(Self.insertNotifications(count: chunk.count / perRow), chunk)
         }
         try await insertPartitions(rows.partitions, on: connection)
+        if rows.results.contains(where: { $0.stored && $0.claimed == nil }) {
+            try await database.notifyWork(from: "", on: connection)
+        }
         return rows.results
     }
 
@@ -397,15 +398,10 @@ public final class SQLNotificationStore: NotificationStore {
 
     /// Sends that were all leased at once, stored with one statement that commits by itself (PostgreSQL): the
     /// notifications are inserted by a data-modifying `WITH` and their partitions by the statement itself, so both
-    /// commit together or not at all. `nil` when the batch needs a transaction: an idempotency key to look up, a send
-    /// left for a claim (which tells the other nodes), or too many rows for one statement.
-    static func insertLeased(_ batch: [Enqueue], database: any HubDatabase) async throws -> [Enqueued]? {
-        guard database.dialect == .postgres, batch.count <= 100,
-            batch.allSatisfy({ $0.idempotencyKey == nil && $0.claim != nil })
-        else { return nil }
-        // Without idempotency keys, planning only reads (whether an audience is large enough to split).
-        let rows = try await rows(for: batch, on: DatabaseReads(database: database))
-        guard rows.results.allSatisfy({ $0.claimed != nil }) else { return nil }
+    /// commit together or not at all. `nil` when the rows need a transaction: a send left for a claim (which tells
+    /// the other nodes), a repeated idempotency key, or too many rows for one statement.
+    static func insertLeased(_ rows: EnqueueRows, database: any HubDatabase) async throws -> [Enqueued]? {
+        guard rows.results.count <= 100, rows.results.allSatisfy({ $0.stored && $0.claimed != nil }) else { return nil }
         let partitions = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: rows.results.count).joined(separator: ", ")
         _ = try await database.write(
             """

@@ -38,13 +38,18 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
     /// Answers held back by the latency fault, oldest first.
     private var delayed: Deque<DelayedAnswer> = []
 
+    /// What a stream is answered: its status, headers and JSON body.
+    private struct Reply {
+        var status: Int
+        var apnsID: String? = nil
+        var retryAfter: Int? = nil
+        var json: ByteBuffer?
+    }
+
     /// An answer the latency fault holds back until `due`.
     private struct DelayedAnswer {
         var due: NIODeadline
-        var status: Int
-        var apnsID: String?
-        var retryAfter: Int?
-        var json: ByteBuffer?
+        var reply: Reply
         var streamID: HTTP2StreamID
     }
 
@@ -144,7 +149,7 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
         let path = stream.headers.first(name: ":path")
         if let path, path.hasPrefix("/_emulator/") {
             let (status, body) = emulator.admin(method: method ?? "GET", path: path, body: stream.body)
-            write(status: status, apnsID: nil, retryAfter: nil, json: body, streamID: streamID, context: context)
+            write(Reply(status: status, json: body), streamID: streamID, context: context)
             return
         }
         let answer = emulator.rules.answer(method: method, path: path, headers: stream.headers, body: stream.body, token: &token)
@@ -158,16 +163,12 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
             }
             return ByteBuffer(string: #"{"reason":"\#(reason)"}"#)
         }
+        let reply = Reply(status: answer.status, apnsID: answer.apnsID, retryAfter: answer.retryAfter, json: json)
         let latency = emulator.rules.recorder.faults.latency
         if latency > .zero {
-            let nanoseconds = latency.components.seconds * 1_000_000_000 + latency.components.attoseconds / 1_000_000_000
-            delay(
-                DelayedAnswer(
-                    due: .now() + .nanoseconds(nanoseconds), status: answer.status, apnsID: answer.apnsID,
-                    retryAfter: answer.retryAfter, json: json, streamID: streamID),
-                context: context)
+            delay(DelayedAnswer(due: .now() + TimeAmount(latency), reply: reply, streamID: streamID), context: context)
         } else {
-            write(status: answer.status, apnsID: answer.apnsID, retryAfter: answer.retryAfter, json: json, streamID: streamID, context: context)
+            write(reply, streamID: streamID, context: context)
         }
         if token.authenticated && !raised {
             raised = true
@@ -193,9 +194,7 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
             let cutoff = NIODeadline.now() + .milliseconds(1)
             while let next = delayed.first, next.due <= cutoff {
                 delayed.removeFirst()
-                write(
-                    status: next.status, apnsID: next.apnsID, retryAfter: next.retryAfter, json: next.json,
-                    streamID: next.streamID, context: context)
+                write(next.reply, streamID: next.streamID, context: context)
             }
             needsFlush = false
             context.flush()
@@ -203,15 +202,14 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    private func write(
-        status: Int, apnsID: String?, retryAfter: Int?, json: ByteBuffer?, streamID: HTTP2StreamID, context: ChannelHandlerContext
-    ) {
+    private func write(_ reply: Reply, streamID: HTTP2StreamID, context: ChannelHandlerContext) {
         open -= 1
         guard context.channel.isActive else { return }
         var headers = HPACKHeaders()
-        headers.add(name: ":status", value: String(status))
-        if let apnsID { headers.add(name: "apns-id", value: apnsID) }
-        if let retryAfter { headers.add(name: "retry-after", value: String(retryAfter)) }
+        headers.add(name: ":status", value: String(reply.status))
+        if let apnsID = reply.apnsID { headers.add(name: "apns-id", value: apnsID) }
+        if let retryAfter = reply.retryAfter { headers.add(name: "retry-after", value: String(retryAfter)) }
+        let json = reply.json
         if let json {
             headers.add(name: "content-type", value: "application/json")
             headers.add(name: "content-length", value: String(json.readableBytes))
