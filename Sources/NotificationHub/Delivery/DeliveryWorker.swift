@@ -254,7 +254,8 @@ public final class DeliveryWorker: Service, Sendable {
     /// Notifications claimed in one transaction at most.
     static let claimBatch = 64
 
-    /// Delivers a claimed partition while renewing its lease; throws when the lease is lost or the task is cancelled.
+    /// Delivers a claimed partition while renewing its lease; throws when the lease is lost, the task is cancelled or a
+    /// graceful shutdown begins.
     /// Checkpoints are committed as the fan-out goes, except the last (the one without a resume cursor), which is
     /// returned so that it is committed together with the partition's finish.
     private func deliver(
@@ -268,52 +269,52 @@ public final class DeliveryWorker: Service, Sendable {
         let store = notificationStore
         let lost = HubError(.conflict, "the lease on notification \(id) partition \(partition) was lost")
         let last = FinalCheckpoint()
-        let summary = try await withThrowingTaskGroup(of: DispatchSummary?.self) { group in
-            group.addTask {
-                while true {
-                    try await Task.sleep(for: .seconds(leaseSeconds / 4))
-                    // A renewal that has not answered within half the lease stops the fan-out: three quarters of the
-                    // lease after the last renewal at most, before the lease could have run out and another node
-                    // taken the partition over.
-                    let renewed = try await withTimeLimit(.seconds(leaseSeconds / 2), timeout: lost) {
-                        try await store.renewLease(
-                            id: id, partition: partition, owner: owner, leaseSeconds: leaseSeconds,
-                            now: self.clock.now())
-                    }
-                    guard renewed else { throw lost }
+        // The fan-out runs in a task of its own, so that a lost lease, the caller's cancellation or a graceful
+        // shutdown can stop it; it has ended (its last checkpoint committed or not) before this returns or throws.
+        let dispatching = Task {
+            try await dispatcher.dispatch(
+                work.record.notification, resumingAfter: work.resumeAfter, upTo: work.upperBound, abandonAfter: window
+            ) { checkpoint in
+                // Pages finished after the fan-out was stopped may hold retries cut short: not committed.
+                try Task.checkCancellation()
+                guard checkpoint.cursor != nil else {
+                    // The end of the partition: committed with its finish.
+                    last.add(checkpoint)
+                    return
                 }
+                // A checkpoint that does not answer within half the lease stops the fan-out like a lost lease.
+                guard
+                    try await withTimeLimit(.seconds(leaseSeconds / 2), timeout: lost, {
+                        try await store.recordCheckpoint(id: id, partition: partition, owner: owner, checkpoint)
+                    })
+                else { throw lost }
+                last.noteCommitted()
+                self.countDelivered(checkpoint.summary)
             }
-            group.addTask {
-                try await dispatcher.dispatch(
-                    work.record.notification, resumingAfter: work.resumeAfter, upTo: work.upperBound, abandonAfter: window
-                ) { checkpoint in
-                    // Pages finished after the fan-out was stopped may hold retries cut short: not committed.
-                    try Task.checkCancellation()
-                    guard checkpoint.cursor != nil else {
-                        // The end of the partition: committed with its finish.
-                        last.add(checkpoint)
-                        return
-                    }
-                    // A checkpoint that does not answer within half the lease stops the fan-out like a lost lease.
-                    guard
-                        try await withTimeLimit(.seconds(leaseSeconds / 2), timeout: lost, {
-                            try await store.recordCheckpoint(id: id, partition: partition, owner: owner, checkpoint)
-                        })
-                    else { throw lost }
-                    last.noteCommitted()
-                    self.countDelivered(checkpoint.summary)
-                }
-            }
-            var result = DispatchSummary()
-            while let next = try await group.next() {
-                if let next {
-                    result = next
-                    break
-                }
-            }
-            group.cancelAll()
-            return result
         }
+        // A renewal that has not answered within half the lease stops the fan-out: three quarters of the lease after
+        // the last renewal at most, before the lease could have run out and another node taken the partition over.
+        let renewal = LeaseRenewal(every: .seconds(leaseSeconds / 4)) {
+            let renewed = try await withTimeLimit(.seconds(leaseSeconds / 2), timeout: lost) {
+                try await store.renewLease(id: id, partition: partition, owner: owner, leaseSeconds: leaseSeconds, now: self.clock.now())
+            }
+            guard renewed else { throw lost }
+        }
+        renewal.start { dispatching.cancel() }
+        defer { renewal.stop() }
+        let summary: DispatchSummary
+        do {
+            // Graceful shutdown stops the fan-out like a crash would, but at once: nothing more is committed, and the
+            // caller hands the lease back so that the next worker resumes from the last checkpoint right away.
+            summary = try await withTaskCancellationOrGracefulShutdownHandler {
+                try await dispatching.value
+            } onCancelOrGracefulShutdown: {
+                dispatching.cancel()
+            }
+        } catch {
+            throw renewal.failure ?? error
+        }
+        if let failure = renewal.failure { throw failure }
         return (summary, last.value, last.committed)
     }
 
@@ -372,11 +373,7 @@ public final class DeliveryWorker: Service, Sendable {
             }
             let elapsed = record.startTime.map { started.timeIntervalSince($0) } ?? 0
             let window = Duration.seconds(max(0, current.configuration.delivery.abandonAfterSeconds - elapsed))
-            // Graceful shutdown stops the fan-out like a crash would, but at once: nothing more is committed, and
-            // the lease is handed back below so that the next worker resumes from the last checkpoint right away.
-            (summary, last, committedBefore) = try await cancelWhenGracefulShutdown {
-                try await self.deliver(work, using: current, abandonAfter: window)
-            }
+            (summary, last, committedBefore) = try await deliver(work, using: current, abandonAfter: window)
         } catch {
             if Task.isShuttingDownGracefully {
                 try? await notificationStore.releaseLease(id: id, partition: partition, owner: owner, now: clock.now())

@@ -95,6 +95,11 @@ public struct Dispatcher: Sendable {
             func collect() async throws {
                 guard let result = try await group.next() else { return }
                 inFlight -= 1
+                try await commit(result)
+            }
+
+            /// Commits every page that is complete in order, now that `result` is.
+            func commit(_ result: PageResult) async throws {
                 finished[result.index] = result
                 var committed: PageResult?
                 while let next = finished.removeValue(forKey: nextToCommit) {
@@ -117,10 +122,17 @@ public struct Dispatcher: Sendable {
                 // restart repeats at most `pagesInFlight` pages.
                 while submitted - nextToCommit >= configuration.pagesInFlight { try await collect() }
                 submitted += 1
-                inFlight += 1
                 // Hub-wide memory bound: the page's deliveries count until they are delivered.
                 let budget = limits.deliveriesInFlight
                 await budget.acquire(deliveries.count)
+                if page.index == 0, page.end == nil {
+                    // The only page (most sends to one user): delivered in this task, without a child task.
+                    let result = await deliver(page: page, deliveries, calls: calls, context: context)
+                    budget.release(deliveries.count)
+                    try await commit(result)
+                    return
+                }
+                inFlight += 1
                 group.addTask {
                     let result = await deliver(page: page, deliveries, calls: calls, context: context)
                     budget.release(deliveries.count)
@@ -181,6 +193,12 @@ public struct Dispatcher: Sendable {
             for start in stride(from: 0, to: list.count, by: configuration.batchSize) {
                 batches.append(Batch(platform: platform, deliveries: Array(list[start..<min(start + configuration.batchSize, list.count)])))
             }
+        }
+        if batches.count == 1 {
+            // One batch (a send to one user's devices): delivered in this task.
+            var result = page
+            result.merge(await deliver(batches[0], calls: calls, context: context))
+            return result
         }
         return await withTaskGroup(of: PageResult.self) { group in
             for batch in batches {

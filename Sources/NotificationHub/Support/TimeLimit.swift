@@ -5,7 +5,8 @@ import Synchronization
 /// call waiting for a connection that cannot be made, or on a connection that no longer answers.
 ///
 /// Unlike a task group, which waits for every child, the caller is answered at the deadline even if `body` ignores
-/// cancellation: `body` is cancelled and left to end on its own, its result discarded.
+/// cancellation: `body` is cancelled and left to end on its own, its result discarded. The deadline is one entry of
+/// ``DeadlineScheduler/shared``, not a timer of its own: most calls answer long before it.
 func withTimeLimit<T: Sendable>(
     _ limit: Duration, timeout: @autoclosure @escaping @Sendable () -> HubError,
     _ body: @escaping @Sendable () async throws -> T
@@ -21,13 +22,10 @@ func withTimeLimit<T: Sendable>(
                     outcome.finish(.failure(error))
                 }
             }
-            let timer = Task {
-                try? await Task.sleep(for: limit)
-                outcome.finish(.failure(timeout()))
-            }
+            let timer = DeadlineScheduler.shared.schedule(after: limit) { outcome.finish(.failure(timeout())) }
             outcome.onFinish {
                 work.cancel()
-                timer.cancel()
+                DeadlineScheduler.shared.cancel(timer)
             }
         }
     } onCancel: {
