@@ -116,4 +116,23 @@ import Testing
             #expect(hub.emulator.admin(method: "GET", path: "/_emulator/nothing", body: nil).0 == 404)
         }
     }
+
+    /// Admin values that no conversion can hold are clamped or refused, never trapped on.
+    @Test func adminAPIRefusesValuesItCannotHold() async throws {
+        try await APNsHarness.with { (hub) async throws in
+            let token = APNsHarness.deviceToken(78)
+            let faults = #"{"latencyMilliseconds":1e300,"retryAfterSeconds":-1e300,"throttleRate":7}"#
+            #expect(hub.emulator.admin(method: "POST", path: "/_emulator/faults", body: ByteBuffer(string: faults)).0 == 200)
+            #expect(hub.emulator.faults.latency == .milliseconds(600_000))
+            #expect(hub.emulator.faults.retryAfterSeconds == 0)
+            #expect(hub.emulator.faults.throttleRate == 1)
+            #expect(hub.emulator.admin(method: "POST", path: "/_emulator/reset", body: nil).0 == 200)
+            for body in [#"{"state":"unregistered","timestamp":1e300}"#, #"{"state":"expired","timestamp":-1}"#, #"{"status":1e300,"reason":"X"}"#] {
+                let (status, answer) = hub.emulator.admin(method: "POST", path: "/_emulator/devices/\(token)", body: ByteBuffer(string: body))
+                #expect(status == 400, "\(body): \(String(buffer: answer))")
+            }
+            // Nothing was set: the device still takes notifications.
+            #expect(try await hub.sendDirect(to: [token]).count(of: .success) == 1)
+        }
+    }
 }

@@ -253,10 +253,10 @@ import Testing
     }
 }
 
-/// A recording adapter whose deliveries wait while it is held.
+/// A recording adapter whose deliveries wait while it is held, or until their fan-out is cancelled.
 final class GatedAdapter: PlatformAdapter, Sendable {
     let inner = RecordingAdapter()
-    private let state = Mutex((held: false, waiting: 0))
+    private let state = Mutex((held: false, waiting: 0, cancelled: 0))
 
     var descriptor: PlatformDescriptor { inner.descriptor }
 
@@ -264,6 +264,8 @@ final class GatedAdapter: PlatformAdapter, Sendable {
     func release() { state.withLock { $0.held = false } }
     /// Deliveries waiting for ``release()``.
     var waiting: Int { state.withLock { $0.waiting } }
+    /// Deliveries whose wait their fan-out's cancellation ended.
+    var cancelled: Int { state.withLock { $0.cancelled } }
 
     func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {
         try inner.validate(pushChannel: pushChannel, platform: platform)
@@ -276,7 +278,13 @@ final class GatedAdapter: PlatformAdapter, Sendable {
     func deliver(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult] {
         if state.withLock({ $0.held }) {
             state.withLock { $0.waiting += 1 }
-            while state.withLock({ $0.held }) { try? await Task.sleep(for: .milliseconds(5)) }
+            while state.withLock({ $0.held }) {
+                if Task.isCancelled {
+                    state.withLock { $0.cancelled += 1 }
+                    break
+                }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
             state.withLock { $0.waiting -= 1 }
         }
         return await inner.deliver(deliveries, context: context)

@@ -94,11 +94,6 @@ import Testing
         var values: [String] { entries.withLock { $0 } }
     }
 
-    static func waitFor(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-    }
-
     @Test func anEarlierDeadlineScheduledLaterRunsFirstAndACancelledOneNever() async throws {
         let scheduler = DeadlineScheduler()
         let log = Log()
@@ -108,7 +103,7 @@ import Testing
         scheduler.schedule(at: start + .milliseconds(100)) { log.add("early") }
         let cancelled = scheduler.schedule(at: start + .milliseconds(200)) { log.add("cancelled") }
         scheduler.cancel(cancelled)
-        try await Self.waitFor { log.values.count >= 2 }
+        try await ClaimAtAcceptTests.waitUntil { log.values.count >= 2 }
         #expect(log.values == ["early", "late"])
         #expect(scheduler.scheduled == 0)
         // Nothing runs twice, and the cancelled action stays cancelled past its deadline.
@@ -120,11 +115,11 @@ import Testing
         let scheduler = DeadlineScheduler()
         let log = Log()
         scheduler.schedule(after: .milliseconds(10)) { log.add("first") }
-        try await Self.waitFor { log.values.count == 1 }
+        try await ClaimAtAcceptTests.waitUntil { log.values.count == 1 }
         // The loop now waits with nothing scheduled; a new deadline wakes it.
         try await Task.sleep(for: .milliseconds(100))
         scheduler.schedule(after: .milliseconds(10)) { log.add("second") }
-        try await Self.waitFor { log.values.count == 2 }
+        try await ClaimAtAcceptTests.waitUntil { log.values.count == 2 }
         #expect(log.values == ["first", "second"])
     }
 
@@ -133,7 +128,7 @@ import Testing
         let log = Log()
         scheduler.schedule(at: .now + .seconds(3600)) { log.add("hour") }
         scheduler.schedule(at: .now - .seconds(1)) { log.add("past") }
-        try await Self.waitFor { log.values.count == 1 }
+        try await ClaimAtAcceptTests.waitUntil { log.values.count == 1 }
         #expect(log.values == ["past"])
         #expect(scheduler.scheduled == 1)
     }

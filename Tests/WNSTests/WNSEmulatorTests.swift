@@ -151,6 +151,10 @@ import Testing
 
             #expect(try await Self.request(client, admin + "/reset").status == 204)
             #expect(try await Self.request(client, emulator.channelURI(id: "m0"), headers: headers, body: "hello").status == 200)
+            // Values out of range are clamped: no negative latency, no rate above one.
+            let hostile = #"{"latencyMilliseconds":-5,"throttleRate":-3,"serverErrorRate":"x"}"#
+            #expect(try await Self.request(client, admin + "/faults", body: hostile).status == 204)
+            #expect(try await Self.request(client, emulator.channelURI(id: "m0"), headers: headers, body: "hello").status == 200)
             #expect(try await Self.request(client, admin + "/tokens/expire").status == 204)
             #expect(try await Self.request(client, emulator.channelURI(id: "m0"), headers: headers, body: "hello").status == 401)
             let violations = try await Self.request(client, admin + "/violations", method: .GET)

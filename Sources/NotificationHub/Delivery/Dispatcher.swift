@@ -125,19 +125,17 @@ public struct Dispatcher: Sendable {
                 // Hub-wide memory bound: the page's deliveries count until they are delivered.
                 let budget = limits.deliveriesInFlight
                 await budget.acquire(deliveries.count)
+                @Sendable func delivered() async -> PageResult {
+                    defer { budget.release(deliveries.count) }
+                    return await deliver(page: page, deliveries, calls: calls, context: context)
+                }
                 if page.index == 0, page.end == nil {
                     // The only page (most sends to one user): delivered in this task, without a child task.
-                    let result = await deliver(page: page, deliveries, calls: calls, context: context)
-                    budget.release(deliveries.count)
-                    try await commit(result)
+                    try await commit(await delivered())
                     return
                 }
                 inFlight += 1
-                group.addTask {
-                    let result = await deliver(page: page, deliveries, calls: calls, context: context)
-                    budget.release(deliveries.count)
-                    return result
-                }
+                group.addTask { await delivered() }
             }
 
             switch notification.audience {

@@ -305,11 +305,8 @@ public final class SQLNotificationStore: NotificationStore {
     /// notifications, and the partitions of those leased at once with one more. Every node learns of the
     /// notifications left for a claim when the transaction commits.
     static func insert(_ rows: EnqueueRows, on connection: any SQLExecutor, database: any HubDatabase) async throws -> [Enqueued] {
-        let perRow = EnqueueRows.notificationColumns
-        for start in stride(from: 0, to: rows.notifications.count, by: perRow * 100) {
-            let chunk = Array(rows.notifications[start..<min(start + perRow * 100, rows.notifications.count)])
-            _ = try await connection.query(Self.insertNotifications(count: chunk.count / perRow), chunk)
-        }
+        try await insertRows(
+            rows.notifications, perRow: EnqueueRows.notificationColumns, statement: insertNotifications(count:), on: connection)
         try await insertPartitions(rows.partitions, on: connection)
         if rows.results.contains(where: { $0.stored && $0.claimed == nil }) {
             try await database.notifyWork(from: "", on: connection)
@@ -402,13 +399,10 @@ public final class SQLNotificationStore: NotificationStore {
     /// the other nodes), a repeated idempotency key, or too many rows for one statement.
     static func insertLeased(_ rows: EnqueueRows, database: any HubDatabase) async throws -> [Enqueued]? {
         guard rows.results.count <= 100, rows.results.allSatisfy({ $0.stored && $0.claimed != nil }) else { return nil }
-        let partitions = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: rows.results.count).joined(separator: ", ")
         _ = try await database.write(
             """
             WITH stored AS (\(insertNotifications(count: rows.results.count)) RETURNING id)
-            INSERT INTO notification_partitions
-                (notification_id, partition, lower_bound, upper_bound, state, lease_owner, lease_expires, claims)
-            VALUES \(partitions)
+            \(insertPartitions(count: rows.results.count))
             """,
             rows.notifications + rows.partitions)
         return rows.results
@@ -543,16 +537,26 @@ public final class SQLNotificationStore: NotificationStore {
     /// Inserts `notification_partitions` rows (``partitionRow(_:_:_:owner:lease:)`` values, one after another),
     /// 100 rows per statement.
     static func insertPartitions(_ binds: [SQLValue], on connection: any SQLExecutor) async throws {
-        let perRow = 8
-        for start in stride(from: 0, to: binds.count, by: perRow * 100) {
-            let chunk = Array(binds[start..<min(start + perRow * 100, binds.count)])
-            _ = try await connection.query(
-                """
-                INSERT INTO notification_partitions
-                    (notification_id, partition, lower_bound, upper_bound, state, lease_owner, lease_expires, claims)
-                VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count / perRow).joined(separator: ", "))
-                """,
-                chunk)
+        try await insertRows(binds, perRow: 8, statement: insertPartitions(count:), on: connection)
+    }
+
+    /// A multi-row insert of `count` partitions.
+    static func insertPartitions(count: Int) -> String {
+        """
+        INSERT INTO notification_partitions
+            (notification_id, partition, lower_bound, upper_bound, state, lease_owner, lease_expires, claims)
+        VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: count).joined(separator: ", "))
+        """
+    }
+
+    /// Inserts rows of `perRow` values each (one after another in `values`) with `statement(rows)`, 100 rows per
+    /// statement.
+    static func insertRows(
+        _ values: [SQLValue], perRow: Int, statement: (Int) -> String, on connection: any SQLExecutor
+    ) async throws {
+        for start in stride(from: 0, to: values.count, by: perRow * 100) {
+            let chunk = Array(values[start..<min(start + perRow * 100, values.count)])
+            _ = try await connection.query(statement(chunk.count / perRow), chunk)
         }
     }
 

@@ -79,18 +79,10 @@ final class DeadlineScheduler: Sendable {
         while true {
             let now = ContinuousClock.now
             let (due, next) = state.withLock { state -> ([Entry], ContinuousClock.Instant?) in
-                var due: [Entry] = []
-                var next: ContinuousClock.Instant?
-                for (id, entry) in state.entries {
-                    if entry.deadline <= now {
-                        due.append(entry)
-                        state.entries[id] = nil
-                    } else if next.map({ entry.deadline < $0 }) ?? true {
-                        next = entry.deadline
-                    }
-                }
-                state.wakeAt = next
-                return (due, next)
+                let due = state.entries.filter { $0.value.deadline <= now }
+                for id in due.keys { state.entries[id] = nil }
+                state.wakeAt = state.entries.values.lazy.map(\.deadline).min()
+                return (Array(due.values), state.wakeAt)
             }
             for entry in due.sorted(by: { $0.deadline < $1.deadline }) { entry.action() }
             await pause(until: next)

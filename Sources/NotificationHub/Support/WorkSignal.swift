@@ -5,6 +5,17 @@ public final class WorkSignal: Sendable {
     private struct State {
         var signalled = false
         var waiter: CheckedContinuation<Void, Never>?
+        /// Counts waits, so that a timeout ends only the wait it was scheduled for.
+        var waits: UInt64 = 0
+        /// The timeout of the current wait, cancelled when the wait ends otherwise.
+        var timeout: DeadlineScheduler.Token?
+
+        /// Clears the current wait; returns its timeout to cancel.
+        mutating func endWait() -> DeadlineScheduler.Token? {
+            waiter = nil
+            defer { timeout = nil }
+            return timeout
+        }
     }
 
     private let state = Mutex(State())
@@ -14,50 +25,60 @@ public final class WorkSignal: Sendable {
 
     /// Wakes the waiter, or the next one.
     public func signal() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if let waiter = state.waiter {
-                state.waiter = nil
-                return waiter
+        let waiter = state.withLock { state -> (CheckedContinuation<Void, Never>, DeadlineScheduler.Token?)? in
+            guard let waiter = state.waiter else {
+                state.signalled = true
+                return nil
             }
-            state.signalled = true
-            return nil
+            return (waiter, state.endWait())
         }
-        waiter?.resume()
+        if let (continuation, timeout) = waiter { Self.resume(continuation, cancelling: timeout) }
     }
 
     /// Waits for a signal, until `timeout` passes, or until the task is cancelled.
+    ///
+    /// The timeout is an entry of ``DeadlineScheduler/shared``: it resumes only the wait it was scheduled for and
+    /// leaves no signal behind, so a wait that a signal ended leaves nothing that would end the next one early.
     public func wait(upTo timeout: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                // Only a timeout that really elapsed wakes the waiter: the sleep is cancelled when a signal came
-                // first, and signalling then would leave a stale signal that ends the next wait at once.
-                do {
-                    try await Task.sleep(for: timeout)
-                    self.signal()
-                } catch {}
-            }
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let resumeNow = state.withLock { state -> Bool in
-                        if state.signalled {
-                            state.signalled = false
-                            return true
-                        }
-                        if Task.isCancelled { return true }
-                        state.waiter = continuation
-                        return false
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let wait = state.withLock { state -> UInt64? in
+                    if state.signalled {
+                        state.signalled = false
+                        return nil
                     }
-                    if resumeNow { continuation.resume() }
+                    if Task.isCancelled { return nil }
+                    state.waits &+= 1
+                    state.waiter = continuation
+                    return state.waits
                 }
-            } onCancel: {
-                // Cancellation also cancels the timeout, so the waiter is woken here, without leaving a signal.
-                let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                    defer { state.waiter = nil }
-                    return state.waiter
+                guard let wait else { return continuation.resume() }
+                let token = DeadlineScheduler.shared.schedule(after: timeout) { self.end(wait) }
+                let ended = state.withLock { state -> Bool in
+                    guard state.waiter != nil, state.waits == wait else { return true }
+                    state.timeout = token
+                    return false
                 }
-                waiter?.resume()
+                if ended { DeadlineScheduler.shared.cancel(token) }
             }
-            group.cancelAll()
+        } onCancel: {
+            end(nil)
         }
     }
+
+    /// Ends the current wait without a signal: wait number `wait` (its timeout), or whichever runs (`nil`,
+    /// cancellation).
+    private func end(_ wait: UInt64?) {
+        let waiter = state.withLock { state -> (CheckedContinuation<Void, Never>, DeadlineScheduler.Token?)? in
+            guard let waiter = state.waiter, wait == nil || wait == state.waits else { return nil }
+            return (waiter, state.endWait())
+        }
+        if let (continuation, timeout) = waiter { Self.resume(continuation, cancelling: timeout) }
+    }
+
+    private static func resume(_ continuation: CheckedContinuation<Void, Never>, cancelling timeout: DeadlineScheduler.Token?) {
+        if let timeout { DeadlineScheduler.shared.cancel(timeout) }
+        continuation.resume()
+    }
 }
+

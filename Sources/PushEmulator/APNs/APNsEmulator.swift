@@ -205,11 +205,7 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
             reset()
             return (200, ByteBuffer(string: "{}"))
         case ("POST", "/_emulator/faults"):
-            faults = FaultInjection(
-                serverErrorRate: number("serverErrorRate") ?? 0, unavailableRate: number("unavailableRate") ?? 0,
-                throttleRate: number("throttleRate") ?? 0, retryAfterSeconds: Int(number("retryAfterSeconds") ?? 1),
-                latency: .milliseconds(Int(number("latencyMilliseconds") ?? 0)),
-                dropConnectionRate: number("dropConnectionRate") ?? 0)
+            faults = FaultInjection(adminSettings: json)
             return (200, ByteBuffer(string: "{}"))
         case ("POST", "/_emulator/goaway"):
             goAway()
@@ -219,7 +215,14 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
             return (200, ByteBuffer(string: "{}"))
         case ("POST", _) where route.hasPrefix("/_emulator/devices/"):
             let token = String(route.dropFirst("/_emulator/devices/".count))
-            let date = number("timestamp").map { Date(timeIntervalSince1970: $0 / 1000) } ?? configuration.clock.now()
+            var date = configuration.clock.now()
+            if json["timestamp"] != nil {
+                // Answers carry it as whole milliseconds: a value no answer can hold is refused here.
+                guard let milliseconds = number("timestamp"), (0...253_402_300_799_000).contains(milliseconds) else {
+                    return (400, ByteBuffer(string: #"{"error":"timestamp must be milliseconds since 1970, up to the year 9999"}"#))
+                }
+                date = Date(timeIntervalSince1970: milliseconds / 1000)
+            }
             let state: APNsDeviceState?
             switch json["state"]?.stringValue {
             case "unregistered": state = .unregistered(date)
@@ -228,8 +231,8 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
             case "notForTopic": state = .notForTopic
             case "active": state = nil
             default:
-                guard let status = number("status"), let reason = json["reason"]?.stringValue else {
-                    return (400, ByteBuffer(string: #"{"error":"give state (unregistered, expired, bad, notForTopic, active) or status and reason"}"#))
+                guard let status = number("status"), (100...599).contains(status), let reason = json["reason"]?.stringValue else {
+                    return (400, ByteBuffer(string: #"{"error":"give state (unregistered, expired, bad, notForTopic, active) or status (100 to 599) and reason"}"#))
                 }
                 state = .reply(status: Int(status), reason: reason)
             }

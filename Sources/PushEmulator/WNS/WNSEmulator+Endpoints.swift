@@ -279,15 +279,8 @@ extension WNSEmulator {
             reset()
             return WNSHTTPResponse(status: .noContent)
         case (.POST, "/_emulator/faults"):
-            let object = body()
-            var faults = FaultInjection()
-            faults.serverErrorRate = (object["serverErrorRate"] as? Double) ?? 0
-            faults.unavailableRate = (object["unavailableRate"] as? Double) ?? 0
-            faults.throttleRate = (object["throttleRate"] as? Double) ?? 0
-            faults.dropConnectionRate = (object["dropConnectionRate"] as? Double) ?? 0
-            faults.retryAfterSeconds = (object["retryAfterSeconds"] as? Int) ?? 1
-            faults.latency = .milliseconds((object["latencyMilliseconds"] as? Int) ?? 0)
-            recorder.faults = faults
+            let object = (try? JSONValue(parsing: request.body.readableBytesView))?.objectValue ?? [:]
+            recorder.faults = FaultInjection(adminSettings: object)
             return WNSHTTPResponse(status: .noContent)
         case (.POST, "/_emulator/tokens/expire"):
             expireAllTokens()
