@@ -52,14 +52,11 @@ public final class PostgresHubDatabase: HubDatabase {
             host: settings.host, port: settings.port, username: settings.username, password: settings.password,
             database: settings.database,
             tls: settings.requireTLS ? .require(try .clientDefault) : .disable)
+        configuration.options.maximumConnections = settings.maximumConnections
         configuration.options.additionalStartupParameters = [("search_path", settings.schema)]
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         var upkeepConfiguration = configuration
         upkeepConfiguration.options.maximumConnections = upkeepConnections
-        configuration.options.maximumConnections = settings.maximumConnections
-        // The pool's connections are opened at start and kept. A connection opened on demand would get an idle
-        // timer, scheduled and cancelled each time a statement hands it back: two tasks and a timer per statement.
-        configuration.options.minimumConnections = settings.maximumConnections
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let upkeep = PostgresClient(configuration: upkeepConfiguration, backgroundLogger: logger)
         let (started, starting) = AsyncStream<Void>.makeStream()
         let database = PostgresHubDatabase(
