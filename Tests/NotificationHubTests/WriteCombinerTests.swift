@@ -35,6 +35,28 @@ import Testing
         #expect(recorder.batches.withLock { $0.last } == [7])
     }
 
+    /// A write once begun runs to its end even when its lone caller is cancelled: stopped half-way, a transaction on
+    /// a database whose reads share the writer's connection (`:memory:`) would have shown what it then rolls back.
+    @Test func aLoneCallersCancellationDoesNotStopItsWrite() async throws {
+        let started = Mutex(false)
+        let seenCancelled = Mutex<Bool?>(nil)
+        let combiner = WriteCombiner<Int, Int>(maximumBatch: 10) { items in
+            started.withLock { $0 = true }
+            // Holds the write until its caller has been cancelled, then notes whether the cancellation reached it.
+            while !Task.isCancelled, seenCancelled.withLock({ $0 == nil }) { try? await Task.sleep(for: .milliseconds(5)) }
+            seenCancelled.withLock { $0 = $0 ?? Task.isCancelled }
+            return items
+        }
+        let caller = Task { try await combiner.submit(1) }
+        try await ClaimAtAcceptTests.waitUntil { started.withLock { $0 } }
+        caller.cancel()
+        try await Task.sleep(for: .milliseconds(200))
+        // Released by the test when the cancellation did not reach the write.
+        seenCancelled.withLock { $0 = $0 ?? false }
+        _ = await caller.result
+        #expect(seenCancelled.withLock { $0 } == false)
+    }
+
     @Test func aFailingItemFailsOnlyItsOwnCaller() async throws {
         let recorder = Recorder()
         let combiner = WriteCombiner<Int, Int>(maximumBatch: 100) { try await recorder.write($0) }

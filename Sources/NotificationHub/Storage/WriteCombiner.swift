@@ -83,18 +83,18 @@ public final class WriteCombiner<Item: Sendable, Output: Sendable>: Sendable {
         return outputs[0]
     }
 
-    /// Runs `write` in a task of its own when it carries other callers' items: the leader's cancellation must not
-    /// fail their writes. The leader's own item alone is written in the leader's task.
-    private func isolated(_ items: [Item], leaderOnly: Bool) async throws -> [Output] {
+    /// Runs `write` in a task of its own: the leader's cancellation must not fail the other callers' writes, nor stop
+    /// its own once begun (on a database whose reads share the writer's connection, a transaction stopped half-way
+    /// would have shown readers what it then rolls back).
+    private func isolated(_ items: [Item]) async throws -> [Output] {
         let write = self.write
-        if leaderOnly { return try await write(items) }
         return try await Task { try await write(items) }.value
     }
 
     /// One outcome per item: the combined write's, or each item's own when the combined write failed.
     private func outcomes(of items: [Item]) async -> [Result<Output, any Error>] {
         do {
-            let outputs = try await isolated(items, leaderOnly: items.count == 1)
+            let outputs = try await isolated(items)
             guard outputs.count == items.count else {
                 throw HubError(.storageFailure, "a combined write returned \(outputs.count) results for \(items.count) items")
             }
@@ -102,9 +102,9 @@ public final class WriteCombiner<Item: Sendable, Output: Sendable>: Sendable {
         } catch {
             guard items.count > 1 else { return [.failure(error)] }
             var outcomes: [Result<Output, any Error>] = []
-            for (index, item) in items.enumerated() {
+            for item in items {
                 do {
-                    let output = try await isolated([item], leaderOnly: index == 0)
+                    let output = try await isolated([item])
                     guard let first = output.first else {
                         throw HubError(.storageFailure, "a write returned no result")
                     }
