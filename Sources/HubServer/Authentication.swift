@@ -81,9 +81,17 @@ struct HubAuthenticationMiddleware: RouterMiddleware {
 enum APIPath {
     /// A path parameter, percent-decoded; a malformed escape is a 400, never a second reading of the same id.
     static func decode(_ raw: String) throws(APIError) -> String {
-        guard let value = raw.removingPercentEncoding else {
+        guard let value = raw.percentDecoded else {
             throw APIError.badRequest("InvalidPath", "the path holds a malformed percent-escape; encode '%' as %25")
         }
         return value
+    }
+}
+
+extension StringProtocol {
+    /// Foundation's `removingPercentEncoding`, without its cost (a bridged copy of the string) for text that holds
+    /// no escape, such as most ids, paths and token fields: that text is its own decoding.
+    var percentDecoded: String? {
+        utf8.contains(UInt8(ascii: "%")) ? removingPercentEncoding : String(self)
     }
 }

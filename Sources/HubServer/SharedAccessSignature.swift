@@ -37,9 +37,9 @@ public struct SharedAccessSignature: Sendable, Hashable {
             throw APIError.unauthorized("the SharedAccessSignature token's se must be a Unix time in seconds")
         }
         self.resource = resource
-        self.signature = signature.removingPercentEncoding ?? signature
+        self.signature = signature.percentDecoded ?? signature
         self.expiry = expiry
-        self.keyName = keyName.removingPercentEncoding ?? keyName
+        self.keyName = keyName.percentDecoded ?? keyName
     }
 
     /// Creates a token for a resource, valid until `expiry`.
@@ -105,7 +105,7 @@ public struct SharedAccessSignature: Sendable, Hashable {
     /// A token signed for the namespace itself (`https://namespace/`, what some Azure clients sign) covers every
     /// hub path when its host is the one the request was sent to; the signature still binds it to this hub's key.
     static func covers(signedResource: String, hubName: String, requestPath: String, requestAuthority: String? = nil) -> Bool {
-        guard let decoded = signedResource.removingPercentEncoding else { return false }
+        guard let decoded = signedResource.percentDecoded else { return false }
         if path(of: decoded) == "/" {
             guard let requestAuthority, let authority = authority(of: decoded) else { return false }
             return authority.lowercased() == requestAuthority.lowercased()
@@ -113,7 +113,7 @@ public struct SharedAccessSignature: Sendable, Hashable {
         guard let signed = segments(of: path(of: decoded)), let first = signed.first else { return false }
         // The request's own segments are taken as they come (a malformed one is the handler's 400 to give).
         let request = requestPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
-            $0.removingPercentEncoding ?? String($0)
+            $0.percentDecoded ?? String($0)
         }
         guard first.lowercased() == hubName.lowercased(), signed.count <= request.count,
             request.first?.lowercased() == hubName.lowercased()
@@ -128,7 +128,7 @@ public struct SharedAccessSignature: Sendable, Hashable {
         if parts.last == "" { parts = parts.dropLast() }
         var result: [String] = []
         for part in parts {
-            guard let segment = part.removingPercentEncoding, !segment.isEmpty, segment != ".", segment != ".." else {
+            guard let segment = part.percentDecoded, !segment.isEmpty, segment != ".", segment != ".." else {
                 return nil
             }
             result.append(segment)

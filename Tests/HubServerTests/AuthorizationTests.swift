@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-import HubServer
+@testable import HubServer
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
@@ -54,6 +54,32 @@ import Testing
                 #expect(response.status == .unauthorized, "\(resource) → \(path)")
             }
         }
+    }
+
+    /// Signed resources and request paths are compared after percent-decoding, whether or not they hold escapes; a
+    /// malformed escape in the signed resource covers nothing.
+    @Test func escapedAndPlainSegmentsCompareDecoded() async throws {
+        try await APITestHarness.run { api in
+            func put(_ path: String, signedFor resource: String) async throws -> HTTPResponse.Status {
+                let token = SharedAccessSignature.make(
+                    resource: resource, keyName: "listen", key: "listen-key-0123456789", expiry: Date() + 60)
+                return try await api.client.execute(
+                    uri: path, method: .put, headers: [.authorization: token],
+                    body: ByteBuffer(string: APITestHarness.installationJSON("a:b"))).status
+            }
+            // `make` percent-encodes the resource it signs: the token's `sr` holds "a%3Ab".
+            let statuses = [
+                try await put("/demo/installations/a%3Ab", signedFor: "http://localhost/demo/installations/a:b"),
+                try await put("/demo/installations/a:b", signedFor: "http://localhost/demo/installations/a:b"),
+                try await put("/demo/installations/a%3Ab", signedFor: "http://localhost/demo/installations/a"),
+                try await put("/demo/installations/a%3Ab", signedFor: "http://localhost/demo/installations/a:c"),
+            ]
+            #expect(statuses == [.ok, .ok, .unauthorized, .unauthorized])
+        }
+        #expect(SharedAccessSignature.covers(signedResource: "http%3A%2F%2Fh%2Fdemo%2Fx", hubName: "demo", requestPath: "/demo/x"))
+        #expect(SharedAccessSignature.covers(signedResource: "http://h/demo/x", hubName: "demo", requestPath: "/demo/%78"))
+        #expect(!SharedAccessSignature.covers(signedResource: "http://h/demo/x%zz", hubName: "demo", requestPath: "/demo/x%zz"))
+        #expect(!SharedAccessSignature.covers(signedResource: "http://h/demo/x%", hubName: "demo", requestPath: "/demo/x"))
     }
 
     /// Some Azure clients sign the namespace URL: it covers the hub when its host is the request's host.

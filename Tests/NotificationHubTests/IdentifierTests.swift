@@ -19,6 +19,23 @@ import Testing
 
     /// Among NFC identifiers, Swift's equality and byte equality agree: the stores and the write path cannot merge
     /// two different ids.
+    /// Notification ids are a random UUID's 16 bytes as 32 lower-case hex digits, in the UUID's byte order (its
+    /// version digit, 4, is the 13th).
+    @Test func notificationIDsAreRandomUUIDsInLowerCaseHex() {
+        let ids = (0..<1000).map { _ in Notification.makeID() }
+        #expect(Set(ids).count == ids.count)
+        for id in ids {
+            #expect(id.utf8.count == 32 && id.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }, "\(id)")
+            #expect(Array(id)[12] == "4", "\(id)")
+            #expect(UUID(uuidString: Self.dashed(id))?.uuidString.lowercased() == Self.dashed(id), "\(id)")
+        }
+    }
+
+    static func dashed(_ hex: String) -> String {
+        let digits = Array(hex)
+        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }.joined(separator: "-")
+    }
+
     @Test func canonicalEquivalenceCannotMergeAcceptedIdentifiers() {
         let composed = "n\u{E9}x"
         let decomposed = "ne\u{301}x"

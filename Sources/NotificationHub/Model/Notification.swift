@@ -49,7 +49,16 @@ public struct Notification: Sendable {
 
     /// A new random notification identifier (32 lower-case hex digits).
     public static func makeID() -> String {
-        UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let digits = Array("0123456789abcdef".utf8)
+        return withUnsafeBytes(of: UUID().uuid) { bytes in
+            String(unsafeUninitializedCapacity: 32) { text in
+                for (index, byte) in bytes.enumerated() {
+                    text[2 * index] = digits[Int(byte >> 4)]
+                    text[2 * index + 1] = digits[Int(byte & 0x0f)]
+                }
+                return 32
+            }
+        }
     }
 }
 

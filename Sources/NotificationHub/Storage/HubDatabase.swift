@@ -123,6 +123,11 @@ public protocol HubDatabase: Sendable {
     /// server that plans each statement keeps it prepared; `nil` where the general query is as fast.
     func addressPage(tag: String, after: Int64, platforms: [String], limit: Int) async throws -> [SQLRow]?
 
+    /// Runs one of the hub's fixed statements as a transaction of its own (as ``write(_:_:)``), kept prepared on each
+    /// connection by a server that plans every statement: parsed and planned once per connection instead of at
+    /// every run. `nil` where there is no such statement (the caller runs the general form).
+    func write(prepared statement: PreparedStatement, _ binds: [SQLValue]) async throws -> [SQLRow]?
+
     /// Runs one writing statement as a transaction of its own: all of its effects commit, or none. Where a server
     /// commits a lone statement by itself, this is one round trip instead of three (`BEGIN`, the statement,
     /// `COMMIT`).
@@ -157,6 +162,10 @@ extension HubDatabase {
         try await transaction { try await $0.query(sql, binds) }
     }
 
+    public func write(prepared statement: PreparedStatement, _ binds: [SQLValue]) async throws -> [SQLRow]? {
+        nil
+    }
+
     public func upkeepTransaction<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
         try await transaction(body)
     }
@@ -182,4 +191,13 @@ public enum HubDatabases {
             return try await PostgresHubDatabase.open(settings: settings, logger: logger)
         }
     }
+}
+
+/// The hub's fixed writing statements that a server may keep prepared (``HubDatabase/write(prepared:_:)``): those
+/// that run for every small send, in PostgreSQL's dialect (`$n` placeholders).
+public enum PreparedStatement: Sendable, CaseIterable {
+    /// One send leased at accept, judged by at most one tag's count: ``SQLNotificationStore``'s single-send store.
+    case storeOneSend
+    /// One partition alone in its notification, finished: ``SQLNotificationStore``'s single finish.
+    case finishOneAlone
 }

@@ -144,6 +144,7 @@ public final class PostgresHubDatabase: HubDatabase {
     /// The statement of ``addressPage(tag:after:platforms:limit:)``; its columns are ``SQLInstallationStore``'s
     /// address columns.
     struct AddressPage: PostgresPreparedStatement {
+        static let name = "hub_address_page"
         static let sql = """
             SELECT \(SQLInstallationStore.addressColumns) FROM installation_tags d JOIN installations i ON i.rid = d.rid
             WHERE d.tag = $1 AND d.scope = 0 AND d.rid > $2 AND i.platform = ANY($3) AND i.expired = 0
@@ -167,6 +168,72 @@ public final class PostgresHubDatabase: HubDatabase {
         }
 
         func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+    }
+
+    public func write(prepared statement: PreparedStatement, _ binds: [SQLValue]) async throws -> [SQLRow]? {
+        switch statement {
+        case .storeOneSend: try await run(Prepared<StoreOneSend>(binds: binds))
+        case .finishOneAlone: try await run(Prepared<FinishOneAlone>(binds: binds))
+        }
+    }
+
+    /// Runs a prepared statement on a connection of the pool, outside a transaction (it commits by itself).
+    private func run<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [SQLRow]
+    where Statement.Row == PostgresRow {
+        try await client.withConnection { connection in
+            var rows: [SQLRow] = []
+            var names: SQLColumns?
+            for try await row in try await connection.execute(statement, logger: logger) {
+                rows.append(try Executor.row(row, names: &names))
+            }
+            return rows
+        }
+    }
+
+    /// The name, text and parameter types of one of the ``PreparedStatement``s.
+    protocol PreparedText {
+        /// The statement's name on a connection: unique among the hub's statements within PostgreSQL's 63 bytes
+        /// (a longer name is cut there, so two statements could share it).
+        static var name: String { get }
+        static var sql: String { get }
+        static var types: [PostgresDataType] { get }
+    }
+
+    /// A ``PreparedText`` with its values; each text is its own statement name on a connection.
+    struct Prepared<Text: PreparedText>: PostgresPreparedStatement {
+        static var name: String { Text.name }
+        static var sql: String { Text.sql }
+        static var bindingDataTypes: [PostgresDataType] { Text.types }
+
+        var binds: [SQLValue]
+
+        func makeBindings() throws -> PostgresBindings {
+            guard binds.count == Text.types.count else {
+                throw HubError(.storageFailure, "a prepared statement takes \(Text.types.count) values, not \(binds.count)")
+            }
+            var bindings = PostgresBindings(capacity: binds.count)
+            for value in binds { Executor.append(value, to: &bindings) }
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+    }
+
+    /// The names of every statement the hub prepares.
+    static let preparedNames = [AddressPage.name, Prepared<StoreOneSend>.name, Prepared<FinishOneAlone>.name]
+
+    enum StoreOneSend: PreparedText {
+        static let name = "hub_store_one_send"
+        static let sql = SQLNotificationStore.storeOneSend
+        static let types: [PostgresDataType] = [
+            .text, .text, .bytea, .text, .text, .float8, .float8, .text, .float8, .text, .int8, .int8,
+        ]
+    }
+
+    enum FinishOneAlone: PreparedText {
+        static let name = "hub_finish_one_alone"
+        static let sql = SQLNotificationStore.finishOneAlone
+        static let types: [PostgresDataType] = [.text, .int8, .text, .text, .text, .float8]
     }
 
     /// Outside `BEGIN` … `COMMIT`, the server runs a statement as a transaction of its own.
@@ -205,21 +272,24 @@ public final class PostgresHubDatabase: HubDatabase {
 
         func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
             var bindings = PostgresBindings(capacity: binds.count)
-            for value in binds {
-                switch value {
-                case .null: bindings.appendNull()
-                case .integer(let value): bindings.append(value)
-                case .float(let value): bindings.append(value)
-                case .text(let value): bindings.append(value)
-                case .blob(let value): bindings.append(value)
-                }
-            }
+            for value in binds { Self.append(value, to: &bindings) }
             let rows = try await connection.query(
                 PostgresQuery(unsafeSQL: Self.numbered(sql), binds: bindings), logger: logger)
             var result: [SQLRow] = []
             var names: SQLColumns?
             for try await row in rows { result.append(try Self.row(row, names: &names)) }
             return result
+        }
+
+        /// Appends a value as the PostgreSQL type it converts to: `int8`, `float8`, `text` or `bytea`.
+        static func append(_ value: SQLValue, to bindings: inout PostgresBindings) {
+            switch value {
+            case .null: bindings.appendNull()
+            case .integer(let value): bindings.append(value)
+            case .float(let value): bindings.append(value)
+            case .text(let value): bindings.append(value)
+            case .blob(let value): bindings.append(value)
+            }
         }
 
         /// One row, converted; `names` are its result's column names, looked up with the first row.
@@ -239,18 +309,19 @@ public final class PostgresHubDatabase: HubDatabase {
 
         /// Replaces each `?` placeholder with `$n`.
         static func numbered(_ sql: String) -> String {
-            var output = ""
+            var output: [UInt8] = []
             output.reserveCapacity(sql.utf8.count + 16)
             var index = 0
-            for character in sql {
-                if character == "?" {
+            for byte in sql.utf8 {
+                if byte == UInt8(ascii: "?") {
                     index += 1
-                    output += "$\(index)"
+                    output.append(UInt8(ascii: "$"))
+                    output.append(contentsOf: String(index).utf8)
                 } else {
-                    output.append(character)
+                    output.append(byte)
                 }
             }
-            return output
+            return String(decoding: output, as: UTF8.self)
         }
 
         static func value(_ cell: PostgresCell) throws -> SQLValue {

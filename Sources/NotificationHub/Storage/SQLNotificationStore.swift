@@ -20,8 +20,10 @@ public final class SQLNotificationStore: NotificationStore {
             // On PostgreSQL a batch without idempotency keys is planned before any transaction (planning then only
             // reads); sends all leased at once are stored with one statement, the rest in a transaction.
             if database.dialect == .postgres, batch.allSatisfy({ $0.idempotencyKey == nil }) {
+                if batch.count <= 100, batch.allSatisfy({ $0.claim != nil }) {
+                    return try await Self.insertJudged(batch, database: database)
+                }
                 let rows = try await Self.rows(for: batch, on: DatabaseReads(database: database))
-                if let stored = try await Self.insertLeased(rows, database: database) { return stored }
                 return try await database.transaction { try await Self.insert(rows, on: $0, database: database) }
             }
             return try await database.transaction { connection in
@@ -79,7 +81,11 @@ public final class SQLNotificationStore: NotificationStore {
                 .text(Self.finalState(of: summary).name), .float(item.time.timeIntervalSince1970),
             ]
         }
-        let rows = try await database.write(
+        let rows: [SQLRow]
+        if batch.count == 1, let single = try await database.write(prepared: .finishOneAlone, binds) {
+            rows = single
+        } else {
+            rows = try await database.write(
             """
             WITH v(nid, npartition, nowner, ncounts, nstate, ntime) AS (
                 VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?)", count: batch.count).joined(separator: ", "))),
@@ -96,12 +102,27 @@ public final class SQLNotificationStore: NotificationStore {
             RETURNING notifications.id, notifications.state
             """,
             binds)
+        }
         var stored: [String: String] = [:]
         for row in rows { if let id = row.string("id") { stored[id] = row.string("state") } }
         // An item whose lease was lost records nothing (`nil`); one that finished reports the stored state (one
         // that ended otherwise meanwhile reports that).
         return batch.map { item in stored[item.id].map(NotificationState.init) }
     }
+
+    /// ``finishAlone(_:database:)`` for one partition, as a prepared statement (``PreparedStatement/finishOneAlone``):
+    /// id, partition, owner, counts, final state, time.
+    static let finishOneAlone = """
+        WITH done AS (
+            UPDATE notification_partitions SET state = 'Done', lease_owner = NULL, lease_expires = NULL
+            WHERE state = 'Processing' AND notification_id = $1 AND partition = $2 AND lease_owner = $3
+            RETURNING notification_id)
+        UPDATE notifications SET counts = $4,
+            state = CASE WHEN state = 'Processing' THEN $5 ELSE state END,
+            end_time = CASE WHEN state = 'Processing' THEN $6 ELSE end_time END
+        FROM done WHERE notifications.id = done.notification_id
+        RETURNING notifications.id, notifications.state
+        """
 
     /// The final state of a notification whose every partition is done, from its counts.
     static func finalState(of summary: DispatchSummary) -> NotificationState {
@@ -393,19 +414,145 @@ public final class SQLNotificationStore: NotificationStore {
         """
     }
 
-    /// Sends that were all leased at once, stored with one statement that commits by itself (PostgreSQL): the
-    /// notifications are inserted by a data-modifying `WITH` and their partitions by the statement itself, so both
-    /// commit together or not at all. `nil` when the rows need a transaction: a send left for a claim (which tells
-    /// the other nodes), a repeated idempotency key, or too many rows for one statement.
-    static func insertLeased(_ rows: EnqueueRows, database: any HubDatabase) async throws -> [Enqueued]? {
-        guard rows.results.count <= 100, rows.results.allSatisfy({ $0.stored && $0.claimed != nil }) else { return nil }
-        _ = try await database.write(
-            """
-            WITH stored AS (\(insertNotifications(count: rows.results.count)) RETURNING id)
-            \(insertPartitions(count: rows.results.count))
-            """,
-            rows.notifications + rows.partitions)
-        return rows.results
+    /// Sends that are all to be leased at once, stored with one statement that commits by itself (PostgreSQL): it
+    /// judges which audiences are large enough to split (``audiences(of:exceed:on:)``, the tag counts and the
+    /// bounds computed by the statement), inserts every notification (`Processing` or, when large, `Enqueued` for
+    /// the claims that split it) with a data-modifying `WITH`, and the partitions of the leased ones, so the whole
+    /// batch commits together or not at all, in one round trip. When a large one was left for a claim, the other
+    /// nodes are told after the commit.
+    static func insertJudged(_ batch: [Enqueue], database: any HubDatabase) async throws -> [Enqueued] {
+        let answer: [SQLRow]
+        if batch.count == 1, let prepared = try await storeOneSend(batch[0], database: database) {
+            answer = prepared
+        } else {
+            answer = try await storeJudged(batch, database: database)
+        }
+        guard answer.count == batch.count else {
+            throw HubError(.storageFailure, "storing \(batch.count) notifications answered \(answer.count) rows")
+        }
+        var leftForClaims = Set<Int>()
+        for row in answer where row.int("large") == 1 {
+            if let index = row.int("i") { leftForClaims.insert(index) }
+        }
+        let results = batch.enumerated().map { index, entry -> Enqueued in
+            var result = Enqueued(id: entry.notification.id, stored: true)
+            if !leftForClaims.contains(index), let claim = entry.claim {
+                let record = NotificationRecord(
+                    notification: entry.notification, state: .processing, enqueueTime: entry.notification.createdAt,
+                    startTime: claim.now)
+                result.claimed = DeliveryWork(record: record, partition: 0, lowerBound: nil, upperBound: nil, cursor: nil, claims: 1)
+            }
+            return result
+        }
+        if !leftForClaims.isEmpty { try await database.notifyWork(from: "", on: DatabaseReads(database: database)) }
+        return results
+    }
+
+    /// The values of one send's `input` row in ``insertJudged(_:database:)``, its audience's judgement aside.
+    static func judgedValues(_ entry: Enqueue, _ claim: ClaimRequest) -> [SQLValue] {
+        let notification = entry.notification
+        return [
+            .text(notification.id), .text(notification.format.name), .blob(notification.body), .text(entry.headers),
+            .text(entry.audience), .float(notification.createdAt.timeIntervalSince1970),
+            .float(claim.now.timeIntervalSince1970), .text(claim.owner),
+            .float(claim.now.timeIntervalSince1970 + claim.leaseSeconds),
+        ]
+    }
+
+    /// A batch's store (``insertJudged(_:database:)``) as one statement built for it: each audience's bound is an
+    /// expression over the counts of its tags, or its own counting query.
+    static func storeJudged(_ batch: [Enqueue], database: any HubDatabase) async throws -> [SQLRow] {
+        var tags: [String: Int] = [:]
+        var rows: [String] = []
+        var binds: [SQLValue] = []
+        var limit = 1
+        for (index, entry) in batch.enumerated() {
+            guard let claim = entry.claim else { preconditionFailure("every send of a judged batch has a claim") }
+            binds += judgedValues(entry, claim)
+            // A claim takes a notification only when it stays one partition (see `rows(for:on:)`).
+            var large = "FALSE"
+            if partitions(claim, nodes: 1) > 1 {
+                let threshold = claim.splitAbove
+                switch AudienceSize(entry.notification, threshold: threshold) {
+                case .small: break
+                case .large: large = "TRUE"
+                case .bounded(let expression, _):
+                    limit = max(limit, threshold + 1)
+                    large = upperBoundSQL(expression, tags: &tags).map { "\($0) > \(threshold)" } ?? "TRUE"
+                case .counted(let plan):
+                    large = "(SELECT COUNT(*) FROM (\(plan.sql)) AS p) > \(threshold)"
+                    binds += plan.binds
+                }
+            }
+            rows.append("(\(index), ?, ?, ?, ?, ?, ?, ?, ?, ?, \(large))")
+        }
+        var with: [String] = []
+        let numbered = tags.sorted { $0.value < $1.value }
+        if !numbered.isEmpty {
+            with.append(
+                "wanted(k, tag) AS (VALUES \(numbered.map { "(\($0.value), ?)" }.joined(separator: ", ")))")
+            with.append(
+                """
+                counts(k, n) AS (SELECT wanted.k, (
+                    SELECT COUNT(*) FROM (SELECT 1 FROM installation_tags t WHERE t.tag = wanted.tag LIMIT \(limit)) AS c
+                ) FROM wanted)
+                """)
+        }
+        with.append(
+            storeJudged(
+                input: """
+                    input(i, id, format, body, headers, audience, enqueue_time, start_time, owner, lease, large) AS (
+                        VALUES \(rows.joined(separator: ", ")))
+                    """))
+        return try await database.write("WITH " + with.joined(separator: ",\n"), numbered.map { .text($0.key) } + binds)
+    }
+
+    /// One send's store as a prepared statement (``PreparedStatement/storeOneSend``) when its audience needs no
+    /// judging or is judged by one tag's count (one user's send): `nil` otherwise, or where the database keeps no
+    /// prepared statements.
+    static func storeOneSend(_ entry: Enqueue, database: any HubDatabase) async throws -> [SQLRow]? {
+        guard let claim = entry.claim else { return nil }
+        var judge: (tag: SQLValue, limit: Int, threshold: Int) = (.null, 0, 0)
+        if partitions(claim, nodes: 1) > 1 {
+            switch AudienceSize(entry.notification, threshold: claim.splitAbove) {
+            case .small: break
+            case .bounded(.tag(let tag), _): judge = (.text(tag), claim.splitAbove + 1, claim.splitAbove)
+            case .bounded, .large, .counted: return nil
+            }
+        }
+        return try await database.write(
+            prepared: .storeOneSend,
+            judgedValues(entry, claim) + [judge.tag, .integer(judge.limit), .integer(judge.threshold)])
+    }
+
+    /// ``storeJudged(_:database:)`` for one send whose audience is judged by at most one tag (`$10`, counted up to
+    /// `$11` rows, large above `$12`; none when `NULL`), with ``judgedValues(_:_:)`` as `$1`…`$9`.
+    static let storeOneSend = "WITH " + storeJudged(
+        input: """
+            input AS (SELECT 0 AS i, $1::text AS id, $2::text AS format, $3::bytea AS body, $4::text AS headers,
+                $5::text AS audience, $6::float8 AS enqueue_time, $7::float8 AS start_time, $8::text AS owner,
+                $9::float8 AS lease, $10::text IS NOT NULL AND (
+                    SELECT COUNT(*) FROM (SELECT 1 FROM installation_tags t WHERE t.tag = $10 LIMIT $11) AS c
+                ) > $12 AS large)
+            """)
+
+    /// The part of a judged store after its other `WITH` queries: its `input` (`i`, the row's place in the batch,
+    /// the ``judgedValues(_:_:)`` columns and `large`), every row stored as `Processing` or, when large, `Enqueued`,
+    /// the partitions of those not large, and each row's place and judgement as the answer.
+    static func storeJudged(input: String) -> String {
+        """
+        \(input),
+        stored AS (
+            INSERT INTO notifications (id, format, body, headers, audience, state, enqueue_time, start_time)
+            SELECT id, format, body, headers, audience,
+                CASE WHEN large THEN '\(NotificationState.enqueued.name)' ELSE '\(NotificationState.processing.name)' END,
+                enqueue_time, CASE WHEN large THEN NULL ELSE start_time END
+            FROM input RETURNING id),
+        leased AS (
+            INSERT INTO notification_partitions (notification_id, partition, state, lease_owner, lease_expires, claims)
+            SELECT id, 0, 'Processing', owner, lease, 1 FROM input WHERE NOT large RETURNING notification_id)
+        SELECT i, large FROM input
+        """
     }
 
     /// Runs statements as the database's reads.
@@ -622,24 +769,12 @@ public final class SQLNotificationStore: NotificationStore {
         var bounded: [(index: Int, expression: TagExpression, tags: Set<String>)] = []
         var probes: [(index: Int, plan: SQLTagQuery)] = []
         for (index, notification) in notifications.enumerated() {
-            let expression: TagExpression?
-            switch notification.audience {
-            case .handles, .unreadable: continue
-            case .all: expression = nil
-            case .tags(let tags): expression = tags
+            switch AudienceSize(notification, threshold: threshold) {
+            case .small: continue
+            case .large: large[index] = true
+            case .bounded(let expression, let tags): bounded.append((index, expression, tags))
+            case .counted(let plan): probes.append((index, plan))
             }
-            guard threshold > 0 else {
-                large[index] = true
-                continue
-            }
-            if let expression, case let tags = Self.boundingTags(expression), !tags.isEmpty {
-                bounded.append((index, expression, tags))
-                continue
-            }
-            let query = InstallationQuery(
-                expression: expression, scope: notification.format == .template ? .includingTemplates : .installation,
-                includeExpired: false)
-            probes.append((index, SQLTagQuery(query: query, after: 0, limit: threshold + 1, ridsOnly: true)))
         }
         let counts = try await tagCounts(
             bounded.reduce(into: Set<String>()) { $0.formUnion($1.tags) }.sorted(), upTo: threshold + 1, on: connection)
@@ -657,6 +792,41 @@ public final class SQLNotificationStore: NotificationStore {
             }
         }
         return large
+    }
+
+    /// How a notification's audience is judged against a split threshold (see ``audiences(of:exceed:on:)``).
+    enum AudienceSize {
+        /// Nothing to split: a direct send, or an audience that cannot be read.
+        case small
+        /// Always split (a threshold of 0).
+        case large
+        /// Bounded by the counts of `tags` (``upperBound(_:counts:)``).
+        case bounded(TagExpression, tags: Set<String>)
+        /// Counted by running its query, up to `threshold + 1` rows.
+        case counted(SQLTagQuery)
+
+        init(_ notification: Notification, threshold: Int) {
+            let expression: TagExpression?
+            switch notification.audience {
+            case .handles, .unreadable:
+                self = .small
+                return
+            case .all: expression = nil
+            case .tags(let tags): expression = tags
+            }
+            guard threshold > 0 else {
+                self = .large
+                return
+            }
+            if let expression, case let tags = SQLNotificationStore.boundingTags(expression), !tags.isEmpty {
+                self = .bounded(expression, tags: tags)
+                return
+            }
+            let query = InstallationQuery(
+                expression: expression, scope: notification.format == .template ? .includingTemplates : .installation,
+                includeExpired: false)
+            self = .counted(SQLTagQuery(query: query, after: 0, limit: threshold + 1, ridsOnly: true))
+        }
     }
 
     /// How many tag rows (of any scope) carry each tag, counting at most `limit` per tag: one statement per 256
@@ -713,6 +883,29 @@ public final class SQLNotificationStore: NotificationStore {
                 total += bound
             }
             return total
+        }
+    }
+
+    /// ``upperBound(_:counts:)`` as an SQL expression over a `counts(k, n)` table: each tag's count is looked up by
+    /// its number in `tags`, which gains the tags not numbered yet. `nil` when unbounded.
+    static func upperBoundSQL(_ expression: TagExpression, tags: inout [String: Int]) -> String? {
+        switch expression {
+        case .tag(let tag):
+            let number = tags[tag] ?? tags.count
+            tags[tag] = number
+            return "(SELECT n FROM counts WHERE k = \(number))"
+        case .not: return nil
+        case .and(let operands):
+            let bounds = operands.compactMap { upperBoundSQL($0, tags: &tags) }
+            guard let first = bounds.first else { return nil }
+            return bounds.count == 1 ? first : "LEAST(\(bounds.joined(separator: ", ")))"
+        case .or(let operands):
+            var bounds: [String] = []
+            for operand in operands {
+                guard let bound = upperBoundSQL(operand, tags: &tags) else { return nil }
+                bounds.append(bound)
+            }
+            return "(\(bounds.joined(separator: " + ")))"
         }
     }
 
