@@ -17,8 +17,8 @@ public final class SQLNotificationStore: NotificationStore {
     public init(database: any HubDatabase) {
         self.database = database
         enqueues = WriteCombiner { batch in
-            // On PostgreSQL a batch without idempotency keys is planned before any transaction (planning then only
-            // reads); sends all leased at once are stored with one statement, the rest in a transaction.
+            // On PostgreSQL, sends all to be leased at once are judged and stored with one statement; another batch
+            // without idempotency keys is planned before any transaction (planning then only reads) and stored in one.
             if database.dialect == .postgres, batch.allSatisfy({ $0.idempotencyKey == nil }) {
                 if batch.count <= 100, batch.allSatisfy({ $0.claim != nil }) {
                     return try await Self.insertJudged(batch, database: database)
@@ -86,22 +86,22 @@ public final class SQLNotificationStore: NotificationStore {
             rows = single
         } else {
             rows = try await database.write(
-            """
-            WITH v(nid, npartition, nowner, ncounts, nstate, ntime) AS (
-                VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?)", count: batch.count).joined(separator: ", "))),
-            done AS (
-                UPDATE notification_partitions p SET state = 'Done', lease_owner = NULL, lease_expires = NULL
-                FROM v WHERE p.state = 'Processing' AND p.notification_id = v.nid AND p.partition = v.npartition
-                    AND p.lease_owner = v.nowner
-                RETURNING p.notification_id)
-            UPDATE notifications SET counts = v.ncounts,
-                state = CASE WHEN state = 'Processing' THEN v.nstate ELSE state END,
-                end_time = CASE WHEN state = 'Processing' THEN v.ntime ELSE end_time END
-            FROM v JOIN done ON done.notification_id = v.nid
-            WHERE notifications.id = v.nid
-            RETURNING notifications.id, notifications.state
-            """,
-            binds)
+                """
+                WITH v(nid, npartition, nowner, ncounts, nstate, ntime) AS (
+                    VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?)", count: batch.count).joined(separator: ", "))),
+                done AS (
+                    UPDATE notification_partitions p SET state = 'Done', lease_owner = NULL, lease_expires = NULL
+                    FROM v WHERE p.state = 'Processing' AND p.notification_id = v.nid AND p.partition = v.npartition
+                        AND p.lease_owner = v.nowner
+                    RETURNING p.notification_id)
+                UPDATE notifications SET counts = v.ncounts,
+                    state = CASE WHEN state = 'Processing' THEN v.nstate ELSE state END,
+                    end_time = CASE WHEN state = 'Processing' THEN v.ntime ELSE end_time END
+                FROM v JOIN done ON done.notification_id = v.nid
+                WHERE notifications.id = v.nid
+                RETURNING notifications.id, notifications.state
+                """,
+                binds)
         }
         var stored: [String: String] = [:]
         for row in rows { if let id = row.string("id") { stored[id] = row.string("state") } }
