@@ -171,10 +171,19 @@ public final class PostgresHubDatabase: HubDatabase {
     }
 
     public func write(prepared statement: PreparedStatement, _ binds: [SQLValue]) async throws -> [SQLRow]? {
+        try await run(Self.text(of: statement), binds)
+    }
+
+    /// The text of each of the hub's prepared writes.
+    static func text(of statement: PreparedStatement) -> any PreparedText.Type {
         switch statement {
-        case .storeOneSend: try await run(Prepared<StoreOneSend>(binds: binds))
-        case .finishOneAlone: try await run(Prepared<FinishOneAlone>(binds: binds))
+        case .storeOneSend: StoreOneSend.self
+        case .finishOneAlone: FinishOneAlone.self
         }
+    }
+
+    private func run<Text: PreparedText>(_ text: Text.Type, _ binds: [SQLValue]) async throws -> [SQLRow] {
+        try await run(Prepared<Text>(binds: binds))
     }
 
     /// Runs a prepared statement on a connection of the pool, outside a transaction (it commits by itself).
@@ -220,11 +229,11 @@ public final class PostgresHubDatabase: HubDatabase {
     }
 
     /// The names of every statement the hub prepares.
-    static let preparedNames = [AddressPage.name, Prepared<StoreOneSend>.name, Prepared<FinishOneAlone>.name]
+    static var preparedNames: [String] { [AddressPage.name] + PreparedStatement.allCases.map { text(of: $0).name } }
 
     enum StoreOneSend: PreparedText {
         static let name = "hub_store_one_send"
-        static let sql = SQLNotificationStore.storeOneSend
+        static let sql = SQLNotificationStore.storeOneSendStatement
         static let types: [PostgresDataType] = [
             .text, .text, .bytea, .text, .text, .float8, .float8, .text, .float8, .text, .int8, .int8,
         ]
@@ -232,7 +241,7 @@ public final class PostgresHubDatabase: HubDatabase {
 
     enum FinishOneAlone: PreparedText {
         static let name = "hub_finish_one_alone"
-        static let sql = SQLNotificationStore.finishOneAlone
+        static let sql = SQLNotificationStore.finishOneAloneStatement
         static let types: [PostgresDataType] = [.text, .int8, .text, .text, .text, .float8]
     }
 

@@ -112,7 +112,7 @@ public final class SQLNotificationStore: NotificationStore {
 
     /// ``finishAlone(_:database:)`` for one partition, as a prepared statement (``PreparedStatement/finishOneAlone``):
     /// id, partition, owner, counts, final state, time.
-    static let finishOneAlone = """
+    static let finishOneAloneStatement = """
         WITH done AS (
             UPDATE notification_partitions SET state = 'Done', lease_owner = NULL, lease_expires = NULL
             WHERE state = 'Processing' AND notification_id = $1 AND partition = $2 AND lease_owner = $3
@@ -396,13 +396,17 @@ public final class SQLNotificationStore: NotificationStore {
             if let claim {
                 rows.partitions += partitionRow(
                     notification.id, 0, (nil, nil), owner: claim.owner, lease: claim.now.timeIntervalSince1970 + claim.leaseSeconds)
-                let record = NotificationRecord(
-                    notification: notification, state: .processing, enqueueTime: notification.createdAt, startTime: claim.now)
-                rows.results[result].claimed = DeliveryWork(
-                    record: record, partition: 0, lowerBound: nil, upperBound: nil, cursor: nil, claims: 1)
+                rows.results[result].claimed = leasedAtAccept(notification, claim)
             }
         }
         return rows
+    }
+
+    /// The work of a send stored as `Processing` with its one partition leased to `claim`'s owner.
+    static func leasedAtAccept(_ notification: Notification, _ claim: ClaimRequest) -> DeliveryWork {
+        let record = NotificationRecord(
+            notification: notification, state: .processing, enqueueTime: notification.createdAt, startTime: claim.now)
+        return DeliveryWork(record: record, partition: 0, lowerBound: nil, upperBound: nil, cursor: nil, claims: 1)
     }
 
     /// A multi-row insert of `count` notifications.
@@ -437,14 +441,15 @@ public final class SQLNotificationStore: NotificationStore {
         let results = batch.enumerated().map { index, entry -> Enqueued in
             var result = Enqueued(id: entry.notification.id, stored: true)
             if !leftForClaims.contains(index), let claim = entry.claim {
-                let record = NotificationRecord(
-                    notification: entry.notification, state: .processing, enqueueTime: entry.notification.createdAt,
-                    startTime: claim.now)
-                result.claimed = DeliveryWork(record: record, partition: 0, lowerBound: nil, upperBound: nil, cursor: nil, claims: 1)
+                result.claimed = leasedAtAccept(entry.notification, claim)
             }
             return result
         }
-        if !leftForClaims.isEmpty { try await database.notifyWork(from: "", on: DatabaseReads(database: database)) }
+        if !leftForClaims.isEmpty {
+            // The sends are stored: a failed announcement must not answer their callers with an error (they would
+            // send again). The other nodes' periodic claims find what nobody announced.
+            try? await database.notifyWork(from: "", on: DatabaseReads(database: database))
+        }
         return results
     }
 
@@ -493,13 +498,11 @@ public final class SQLNotificationStore: NotificationStore {
                 "wanted(k, tag) AS (VALUES \(numbered.map { "(\($0.value), ?)" }.joined(separator: ", ")))")
             with.append(
                 """
-                counts(k, n) AS (SELECT wanted.k, (
-                    SELECT COUNT(*) FROM (SELECT 1 FROM installation_tags t WHERE t.tag = wanted.tag LIMIT \(limit)) AS c
-                ) FROM wanted)
+                counts(k, n) AS (SELECT wanted.k, \(cappedCount(tag: "wanted.tag", limit: "\(limit)")) FROM wanted)
                 """)
         }
         with.append(
-            storeJudged(
+            judgedStore(
                 input: """
                     input(i, id, format, body, headers, audience, enqueue_time, start_time, owner, lease, large) AS (
                         VALUES \(rows.joined(separator: ", ")))
@@ -527,19 +530,17 @@ public final class SQLNotificationStore: NotificationStore {
 
     /// ``storeJudged(_:database:)`` for one send whose audience is judged by at most one tag (`$10`, counted up to
     /// `$11` rows, large above `$12`; none when `NULL`), with ``judgedValues(_:_:)`` as `$1`…`$9`.
-    static let storeOneSend = "WITH " + storeJudged(
+    static let storeOneSendStatement = "WITH " + judgedStore(
         input: """
             input AS (SELECT 0 AS i, $1::text AS id, $2::text AS format, $3::bytea AS body, $4::text AS headers,
                 $5::text AS audience, $6::float8 AS enqueue_time, $7::float8 AS start_time, $8::text AS owner,
-                $9::float8 AS lease, $10::text IS NOT NULL AND (
-                    SELECT COUNT(*) FROM (SELECT 1 FROM installation_tags t WHERE t.tag = $10 LIMIT $11) AS c
-                ) > $12 AS large)
+                $9::float8 AS lease, $10::text IS NOT NULL AND \(cappedCount(tag: "$10", limit: "$11")) > $12 AS large)
             """)
 
     /// The part of a judged store after its other `WITH` queries: its `input` (`i`, the row's place in the batch,
     /// the ``judgedValues(_:_:)`` columns and `large`), every row stored as `Processing` or, when large, `Enqueued`,
     /// the partitions of those not large, and each row's place and judgement as the answer.
-    static func storeJudged(input: String) -> String {
+    static func judgedStore(input: String) -> String {
         """
         \(input),
         stored AS (
@@ -829,6 +830,12 @@ public final class SQLNotificationStore: NotificationStore {
         }
     }
 
+    /// How many tag rows (of any scope) carry `tag`, counting at most `limit`: a single-table index probe (both are
+    /// SQL: a column, a parameter or a literal).
+    static func cappedCount(tag: String, limit: String) -> String {
+        "(SELECT COUNT(*) FROM (SELECT 1 FROM installation_tags t WHERE t.tag = \(tag) LIMIT \(limit)) AS c)"
+    }
+
     /// How many tag rows (of any scope) carry each tag, counting at most `limit` per tag: one statement per 256
     /// tags whose single correlated index probe the database plans once, however many tags it is run for.
     static func tagCounts(_ tags: [String], upTo limit: Int, on connection: any SQLExecutor) async throws -> [String: Int] {
@@ -838,9 +845,7 @@ public final class SQLNotificationStore: NotificationStore {
             let rows = try await connection.query(
                 """
                 WITH wanted(tag) AS (VALUES \(Array(repeating: "(?)", count: chunk.count).joined(separator: ", ")))
-                SELECT wanted.tag AS tag, (
-                    SELECT COUNT(*) FROM (SELECT 1 FROM installation_tags t WHERE t.tag = wanted.tag LIMIT \(limit)) AS c
-                ) AS n FROM wanted
+                SELECT wanted.tag AS tag, \(cappedCount(tag: "wanted.tag", limit: "\(limit)")) AS n FROM wanted
                 """,
                 chunk.map { .text($0) })
             for row in rows { if let tag = row.string("tag") { counts[tag] = row.int("n") ?? limit } }
