@@ -50,6 +50,8 @@ struct Options {
     var apns: String?
     /// Connections in each node's PostgreSQL pool (the hub's default when absent).
     var pool: Int?
+    /// A folder for `perf record` profiles of the first hub node during each measured fan-out (`perf` on PATH).
+    var profile: String?
 
     init(_ arguments: [String]) {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -80,6 +82,7 @@ struct Options {
             case "--keep": keep = true
             case "--delivery": delivery = value()
             case "--apns": apns = value()
+            case "--profile": profile = value()
             default:
                 FileHandle.standardError.write(Data("unknown option \(argument)\n".utf8))
                 exit(2)
@@ -148,6 +151,73 @@ func which(_ name: String) -> String? {
     return nil
 }
 
+/// CPU time (user and system, in seconds) of the process whose `/proc/<pid>/stat` is at `statPath`.
+func processCPUSeconds(statPath: String) -> Double {
+    let stat = (try? String(contentsOfFile: statPath, encoding: .utf8)) ?? ""
+    // The fields after the command's closing parenthesis; utime and stime are the 14th and 15th of the line.
+    guard let close = stat.lastIndex(of: ")") else { return 0 }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+/// A fan-out's duration with the CPU time the hub nodes and this process (the APNs emulator and the client) spent
+/// on it.
+struct FanOutCost {
+    var seconds: Double
+    var hubCPU: Double
+    var benchmarkCPU: Double
+
+    /// Prints the hub's and this process's CPU per delivery and in cores, under `name`.
+    func report(_ name: String, deliveries: Int) {
+        figure("\(name).hubCPUPerDelivery", 1e6 * hubCPU / Double(deliveries), "µs", decimals: 1)
+        figure("\(name).emulatorCPUPerDelivery", 1e6 * benchmarkCPU / Double(deliveries), "µs", decimals: 1)
+        figure("\(name).cores", (hubCPU + benchmarkCPU) / seconds, "cores", decimals: 2)
+    }
+}
+
+/// Runs a fan-out and measures the CPU every hub node and this process spent while it ran.
+/// With `--profile`, the first node is recorded by `perf record` meanwhile, into `<folder>/<name>.perf.data`.
+func costed(
+    _ name: String, _ nodes: [HubServerProcess], _ fanOut: () async throws -> Double
+) async throws -> FanOutCost {
+    func hubs() -> Double { nodes.reduce(0) { $0 + $1.cpuSeconds } }
+    var recorder: PerfRecorder?
+    if let folder = options.profile {
+        recorder = try await PerfRecorder(pid: nodes[0].process.processIdentifier, output: "\(folder)/\(name).perf.data")
+    }
+    let hubBefore = hubs()
+    let ownBefore = processCPUSeconds(statPath: "/proc/self/stat")
+    let seconds = try await fanOut()
+    await recorder?.stop()
+    return FanOutCost(
+        seconds: seconds, hubCPU: hubs() - hubBefore,
+        benchmarkCPU: processCPUSeconds(statPath: "/proc/self/stat") - ownBefore)
+}
+
+/// `perf record -g` attached to a process until stopped.
+final class PerfRecorder {
+    let process = Process()
+
+    init(pid: pid_t, output: String) async throws {
+        guard let perf = which("perf") else { throw BenchmarkFailure("--profile needs perf on PATH (apt-get install linux-perf)") }
+        try FileManager.default.createDirectory(
+            atPath: (output as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        process.executableURL = URL(fileURLWithPath: perf)
+        process.arguments = ["record", "-F", "999", "-g", "-p", "\(pid)", "-o", output]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // perf needs a moment to attach to every thread.
+        try await Task.sleep(for: .milliseconds(500))
+    }
+
+    func stop() async {
+        process.interrupt()
+        for _ in 0..<200 where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
+    }
+}
+
 /// The hub processes running now, killed when the runner is interrupted so that they do not outlive it.
 nonisolated(unsafe) var runningHubs: Set<pid_t> = []
 nonisolated(unsafe) var interruptSources: [any DispatchSourceSignal] = []
@@ -204,6 +274,11 @@ final class HubServerProcess {
             let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) })
         else { return 0 }
         return kilobytes / 1024
+    }
+
+    /// CPU time the process has used so far (user and system), in seconds.
+    var cpuSeconds: Double {
+        processCPUSeconds(statPath: "/proc/\(process.processIdentifier)/stat")
     }
 
     func stop() async {
@@ -610,9 +685,12 @@ do {
                 try await Task.sleep(for: .seconds(3))
             }
             var counts = options.postgres == nil ? [] : try await delivered(by: nodes)
-            let native = try await fanOut(
-                port: hub.port, format: "apple", body: #"{"aps":{"alert":"Hello from the benchmark","badge":1}}"#,
-                tags: "bench", count: size)
+            let nativeCost = try await costed("\(scenario)fanout.native.\(size)", nodes) {
+                try await fanOut(
+                    port: hub.port, format: "apple", body: #"{"aps":{"alert":"Hello from the benchmark","badge":1}}"#,
+                    tags: "bench", count: size)
+            }
+            let native = nativeCost.seconds
             if options.postgres != nil {
                 // Each node's counts are committed with its partitions' finishes, a moment after the last delivery.
                 try await Task.sleep(for: .milliseconds(500))
@@ -624,6 +702,7 @@ do {
             hubRates[size] = rate
             figure("\(scenario)fanout.native.\(size)", rate, "notifications/s")
             figure("\(scenario)fanout.native.\(size).time", native, "s", decimals: 2)
+            nativeCost.report("\(scenario)fanout.native.\(size)", deliveries: size)
             figure("\(scenario)hub.peakRSS.native.\(size)", hub.peakRSSMiB, "MiB", decimals: 1)
             if let ceiling { figure("\(scenario)fanout.native.\(size).ofCeiling", 100 * rate / ceiling, "%", decimals: 1) }
             let template = try await fanOut(
@@ -656,11 +735,15 @@ do {
             if size == options.sizes.min() {
                 // A real platform is tens of milliseconds away: the same fan-out with 50 ms added to every answer.
                 emulator.faults = FaultInjection(latency: .milliseconds(50))
-                let slow = try await fanOut(
-                    port: hub.port, format: "apple", body: #"{"aps":{"alert":"Hello at 50 ms"}}"#, tags: "bench", count: size)
+                let slowCost = try await costed("\(scenario)fanout.native.\(size).latency50", nodes) {
+                    try await fanOut(
+                        port: hub.port, format: "apple", body: #"{"aps":{"alert":"Hello at 50 ms"}}"#, tags: "bench", count: size)
+                }
+                let slow = slowCost.seconds
                 emulator.faults = .none
                 figure("\(scenario)fanout.native.\(size).latency50", Double(size) / slow, "notifications/s")
                 figure("\(scenario)fanout.native.\(size).latency50.ofZero", 100 * native / slow, "%", decimals: 1)
+                slowCost.report("\(scenario)fanout.native.\(size).latency50", deliveries: size)
                 let users = min(size, 3000)
                 counts = options.postgres == nil ? [] : try await delivered(by: nodes)
                 try await perUserSaturation(port: hub.port, users: users, prefix: scenario)

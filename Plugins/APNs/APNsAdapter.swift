@@ -68,6 +68,8 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
 
     /// Connections opened so far (reconnects included).
     public var connectionsOpened: Int { pool.connectionsOpened }
+    /// Keep-alive PINGs the server acknowledged on the open connections.
+    public var pingsAcknowledged: Int { pool.pingsAcknowledged }
     /// The server's `SETTINGS_MAX_CONCURRENT_STREAMS` on each open connection.
     public var remoteStreamLimits: [Int] { pool.remoteStreamLimits }
 

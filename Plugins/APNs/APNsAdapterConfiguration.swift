@@ -30,7 +30,8 @@ public struct APNsAdapterConfiguration: Sendable {
     public var connectTimeout: Duration
     /// Interval of keep-alive PINGs.
     public var pingInterval: Duration
-    /// A PING not acknowledged within this time closes the connection (checked at each interval).
+    /// A PING not acknowledged within this time closes the connection (checked at each interval; time during which
+    /// the connection's event loop was held up does not count).
     public var pingTimeout: Duration
     /// Age at which the provider token is renewed (between 20 and 59 minutes, as APNs requires).
     public var tokenRefreshInterval: TimeInterval

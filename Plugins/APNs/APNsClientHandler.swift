@@ -1,3 +1,4 @@
+import AdapterKit
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
@@ -76,6 +77,8 @@ final class APNsConnectionStatus: Sendable {
     let remoteMaximumStreams = Atomic<Int>(0)
     /// The most streams this connection had open at once.
     let peakStreams = Atomic<Int>(0)
+    /// Keep-alive PINGs the server acknowledged.
+    let pingsAcknowledged = Atomic<Int>(0)
 }
 
 /// Drives APNs requests over one HTTP/2 connection at frame level: allocates stream ids, keeps at most
@@ -104,7 +107,7 @@ final class APNsClientHandler: ChannelInboundHandler {
     private let maximumStreams: Int
     private let pingInterval: TimeAmount
     private let pingTimeout: TimeAmount
-    private var pingSentAt = NIODeadline.distantPast
+    private var keepAlive: APNsKeepAlive?
     let status: APNsConnectionStatus
     private var context: ChannelHandlerContext?
     // APNs starts at 1 until the first authenticated request; assume that until the server's SETTINGS arrive.
@@ -113,7 +116,6 @@ final class APNsClientHandler: ChannelInboundHandler {
     private var queue = CircularBuffer<Pending>(initialCapacity: 64)
     private var inFlight: [HTTP2StreamID: InFlight] = [:]
     private var closed = false
-    private var pingOutstanding = false
     private var receivedSettings = false
     private var reading = false
     private var needsFlush = false
@@ -121,11 +123,18 @@ final class APNsClientHandler: ChannelInboundHandler {
     private var consumedBytes = 0
     private var pingTask: Scheduled<Void>?
 
-    init(maximumStreams: Int, pingInterval: TimeAmount, pingTimeout: TimeAmount, status: APNsConnectionStatus) {
+    /// The write-gathering handler between TLS and HTTP/2, if the pipeline has one.
+    private let coalescer: WriteCoalescingHandler?
+
+    init(
+        maximumStreams: Int, pingInterval: TimeAmount, pingTimeout: TimeAmount, status: APNsConnectionStatus,
+        coalescer: WriteCoalescingHandler? = nil
+    ) {
         self.maximumStreams = maximumStreams
         self.pingInterval = pingInterval
         self.pingTimeout = pingTimeout
         self.status = status
+        self.coalescer = coalescer
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -148,9 +157,12 @@ final class APNsClientHandler: ChannelInboundHandler {
     }
 
     private func schedulePing(context: ChannelHandlerContext) {
-        pingTask = context.eventLoop.assumeIsolated().scheduleTask(in: pingInterval) { [weak self] in
-            guard let self, !self.closed else { return }
-            self.ping()
+        let loop = context.eventLoop
+        if keepAlive == nil { keepAlive = APNsKeepAlive(interval: pingInterval, timeout: pingTimeout, now: loop.now) }
+        guard let due = keepAlive?.nextTick else { return }
+        pingTask = loop.assumeIsolated().scheduleTask(deadline: due) { [weak self] in
+            guard let self, !self.closed, let action = self.keepAlive?.tick(now: loop.now) else { return }
+            self.ping(action)
             if !self.closed { self.schedulePing(context: context) }
         }
     }
@@ -176,18 +188,19 @@ final class APNsClientHandler: ChannelInboundHandler {
         while let pending = queue.popFirst() { pending.batch.complete(pending.index, .failed(APNsResponse.notSent)) }
     }
 
-    private func ping() {
+    private func ping(_ action: APNsKeepAlive.Action) {
         guard let context, !closed else { return }
-        if pingOutstanding {
-            guard NIODeadline.now() - pingSentAt >= pingTimeout else { return }
+        switch action {
+        case .wait:
+            break
+        case .closeConnection:
             // The PING was not acknowledged in time: the connection is dead.
             shutDown("ConnectionClosed")
             context.close(promise: nil)
-            return
+        case .sendPing:
+            context.writeAndFlush(
+                wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(), ack: false))), promise: nil)
         }
-        pingOutstanding = true
-        pingSentAt = .now()
-        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(), ack: false))), promise: nil)
     }
 
     /// Queues requests and opens as many streams as allowed.
@@ -220,6 +233,10 @@ final class APNsClientHandler: ChannelInboundHandler {
         guard let context, !closed else { return }
         let limit = min(remoteMaximumStreams, maximumStreams)
         var wrote = false
+        // swift-nio-http2 sends the DATA frames of one flush in no particular order, and a stream that ends out of
+        // order costs both ends a shift of every younger stream's state. A flush per request keeps them in order;
+        // the coalescer holds those flushes and writes the requests to the network as one.
+        coalescer?.holdsFlushes = true
         while inFlight.count < limit, let pending = queue.popFirst() {
             let streamID = nextStreamID
             nextStreamID = nextStreamID.advanced(by: 2)
@@ -230,20 +247,28 @@ final class APNsClientHandler: ChannelInboundHandler {
             context.write(
                 wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(pending.request.body), endStream: true)))),
                 promise: nil)
+            if coalescer != nil { context.flush() }
             wrote = true
         }
+        coalescer?.holdsFlushes = false
         if wrote {
             // While reading, one flush at the end of the read batch covers every request written.
-            if reading { needsFlush = true } else { context.flush() }
+            if reading { needsFlush = true } else { flush(context: context) }
             if inFlight.count > status.peakStreams.load(ordering: .relaxed) { status.peakStreams.store(inFlight.count, ordering: .relaxed) }
         }
+    }
+
+    /// Flushes what was written, and what the coalescer held.
+    private func flush(context: ChannelHandlerContext) {
+        context.flush()
+        coalescer?.flushIfPending()
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
         reading = false
         if needsFlush {
             needsFlush = false
-            context.flush()
+            flush(context: context)
         }
         context.fireChannelReadComplete()
     }
@@ -304,7 +329,8 @@ final class APNsClientHandler: ChannelInboundHandler {
             }
             drain()
         case .ping(_, ack: true):
-            pingOutstanding = false
+            keepAlive?.acknowledged()
+            status.pingsAcknowledged.add(1, ordering: .relaxed)
         case .goAway(let lastStreamID, _, _):
             // Streams above lastStreamID were not processed: fail them (retryable); the rest may still finish.
             status.usable.store(false, ordering: .relaxed)

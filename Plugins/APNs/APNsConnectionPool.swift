@@ -92,6 +92,15 @@ final class APNsConnectionPool: Sendable {
     /// Connections opened so far (reconnects included).
     var connectionsOpened: Int { opened.load(ordering: .relaxed) }
 
+    /// Keep-alive PINGs acknowledged on the open connections.
+    var pingsAcknowledged: Int {
+        slots.withLock { slots in
+            slots.reduce(0) { sum, slot in
+                if case .ready(let connection) = slot { sum + connection.status.pingsAcknowledged.load(ordering: .relaxed) } else { sum }
+            }
+        }
+    }
+
     /// The server's current stream limits of the open connections.
     var remoteStreamLimits: [Int] {
         slots.withLock { slots in
@@ -139,6 +148,8 @@ final class APNsConnectionPool: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: isAddress ? nil : settings.host))
+                    let coalescer = WriteCoalescingHandler()
+                    try sync.addHandler(coalescer)
                     try sync.addHandler(
                         NIOHTTP2Handler(
                             mode: .client,
@@ -153,7 +164,7 @@ final class APNsConnectionPool: Sendable {
                     try sync.addHandler(
                         APNsClientHandler(
                             maximumStreams: settings.maximumStreams, pingInterval: settings.pingInterval,
-                            pingTimeout: settings.pingTimeout, status: status))
+                            pingTimeout: settings.pingTimeout, status: status, coalescer: coalescer))
                 }
             }
             .connect(host: settings.host, port: settings.port)
