@@ -37,7 +37,10 @@ import Testing
         }
 
         /// Deliveries a node stopped without committing may have made: the pages in flight in each partition it held.
-        func window(partitions: Int) -> Int { (pagesInFlight ?? 3) * (pageSize ?? 1000) * partitions }
+        func window(partitions: Int) -> Int {
+            let defaults = DeliveryConfiguration()
+            return (pagesInFlight ?? defaults.pagesInFlight) * (pageSize ?? defaults.pageSize) * partitions
+        }
     }
 
     /// A hub.yaml for one node: default delivery settings unless `delivery` says otherwise.

@@ -17,10 +17,10 @@ import HubTestSupport
             #expect(kept.limits.deliveriesInFlight === first.limits.deliveriesInFlight)
             #expect(kept.configuration.pageSize == 500)
             var larger = paged
-            larger.maximumDeliveriesInFlight = 24_000
+            larger.maximumDeliveriesInFlight = DeliveryConfiguration().maximumDeliveriesInFlight * 2
             let replaced = kept.replacing(adapters: adapters, configuration: larger)
             #expect(replaced.limits.deliveriesInFlight !== kept.limits.deliveriesInFlight)
-            #expect(replaced.limits.settings.maximumDeliveriesInFlight == 24_000)
+            #expect(replaced.limits.settings.maximumDeliveriesInFlight == larger.maximumDeliveriesInFlight)
         }
     }
 }

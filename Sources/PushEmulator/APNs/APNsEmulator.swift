@@ -63,6 +63,9 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLServerHandler(context: sslContext))
+                    // The answers of one flush leave in as few TLS records as their size needs, as from a server
+                    // that writes what is ready together.
+                    try sync.addHandler(WriteCoalescingHandler())
                     try sync.addHandler(
                         NIOHTTP2Handler(
                             mode: .server,
