@@ -34,12 +34,23 @@ public final class WriteCoalescingHandler: ChannelOutboundHandler, RemovableChan
     }
 
     public func handlerRemoved(context: ChannelHandlerContext) {
-        forwardGathered(context: context)
-        if flushPending {
-            flushPending = false
-            context.flush()
+        if context.channel.isActive {
+            // Taken out of a live pipeline: what it gathered still leaves, in order.
+            forwardGathered(context: context)
+            if flushPending {
+                flushPending = false
+                context.flush()
+            }
+        } else {
+            dropGathered(ChannelError.ioOnClosedChannel)
         }
         self.context = nil
+    }
+
+    /// Unflushed writes fail when the channel closes, as they would without this handler.
+    public func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        if mode != .input { dropGathered(ChannelError.ioOnClosedChannel) }
+        context.close(mode: mode, promise: promise)
     }
 
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -81,6 +92,14 @@ public final class WriteCoalescingHandler: ChannelOutboundHandler, RemovableChan
         flushPending = false
         forwardGathered(context: context)
         context.flush()
+    }
+
+    private func dropGathered(_ error: any Error) {
+        gathered = nil
+        flushPending = false
+        let promise = self.promise
+        self.promise = nil
+        promise?.fail(error)
     }
 
     private func forwardGathered(context: ChannelHandlerContext) {
