@@ -594,19 +594,29 @@ func acceptToDelivered(port: Int, id: String) async throws -> Double? {
 
 /// Per-user sends paced at `rate` per second for `duration`: accept → delivered p50 and p99 from telemetry
 /// (`enqueueTime` → `endTime`) over a sample.
-func perUserLatency(port: Int, users: Int, rate: Int, duration: Duration = .seconds(5), prefix: String) async throws {
+func perUserLatency(
+    nodes: [HubServerProcess], users: Int, rate: Int, duration: Duration = .seconds(5), prefix: String
+) async throws {
+    let port = nodes[0].port
     let before = emulator.acceptedCount
     let interval = Duration.seconds(1.0 / Double(rate))
-    let started = ContinuousClock.now
     let count = Int(seconds(duration) * Double(rate))
-    let ids = try await withThrowingTaskGroup(of: String?.self) { group in
-        for index in 0..<count {
-            try await Task.sleep(until: started + interval * index, clock: .continuous)
-            group.addTask { try await sendToUser(port: port, user: (index * 7919) % users) }
+    var ids: [String] = []
+    let cost = try await costed("\(prefix)peruser.paced\(rate)", nodes) {
+        let started = ContinuousClock.now
+        ids = try await withThrowingTaskGroup(of: String?.self) { group in
+            for index in 0..<count {
+                try await Task.sleep(until: started + interval * index, clock: .continuous)
+                group.addTask { try await sendToUser(port: port, user: (index * 7919) % users) }
+            }
+            return try await group.reduce(into: [String]()) { if let id = $1 { $0.append(id) } }
         }
-        return try await group.reduce(into: [String]()) { if let id = $1 { $0.append(id) } }
+        _ = try await waitForEmulator(before + ids.count)
+        return seconds(ContinuousClock.now - started)
     }
-    _ = try await waitForEmulator(before + ids.count)
+    // What the paced sends cost: the hub nodes' cores, and this process's (the senders and the APNs emulator).
+    figure("\(prefix)peruser.paced\(rate).hubCores", cost.hubCPU / cost.seconds, "cores", decimals: 2)
+    figure("\(prefix)peruser.paced\(rate).benchmarkCores", cost.benchmarkCPU / cost.seconds, "cores", decimals: 2)
     try await Task.sleep(for: .milliseconds(200))
     var latencies: [Double] = []
     for id in ids.enumerated().filter({ $0.offset % max(1, ids.count / 300) == 0 }).map(\.element) {
@@ -756,7 +766,7 @@ do {
                     try await Task.sleep(for: .milliseconds(500))
                     try reportShares("\(scenario)peruser", before: counts, after: try await delivered(by: nodes))
                 }
-                for paced in [300, 1000] { try await perUserLatency(port: hub.port, users: users, rate: paced, prefix: scenario) }
+                for paced in [300, 1000] { try await perUserLatency(nodes: nodes, users: users, rate: paced, prefix: scenario) }
             }
             if size == options.sizes.min() && !options.skipWrk {
                 try await runWrk(name: "\(scenario)putInstallations", script: "put-installations.lua", port: hub.port)
