@@ -62,6 +62,17 @@ import Testing
         #expect(try channel.readOutbound(as: IOData.self) == nil)
     }
 
+    @Test func aWriteOfNoBytesCompletesWithTheFlush() throws {
+        let (channel, _) = try channel()
+        defer { _ = try? channel.finish() }
+        var completed = false
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        promise.futureResult.whenSuccess { completed = true }
+        channel.write(IOData.byteBuffer(ByteBuffer()), promise: promise)
+        channel.flush()
+        #expect(completed)
+    }
+
     @Test func aFailedWriteFailsEveryGatheredPromise() throws {
         let (channel, _) = try channel()
         var failures = 0

@@ -47,9 +47,14 @@ public final class WriteCoalescingHandler: ChannelOutboundHandler, RemovableChan
         self.context = nil
     }
 
-    /// Unflushed writes fail when the channel closes, as they would without this handler.
+    /// A full close fails what was gathered and not flushed, as a channel fails unflushed writes; before closing
+    /// only the output, it goes on unflushed, as it would without this handler.
     public func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        if mode != .input { dropGathered(ChannelError.ioOnClosedChannel) }
+        switch mode {
+        case .all: dropGathered(ChannelError.ioOnClosedChannel)
+        case .output: forwardGathered(context: context)
+        case .input: break
+        }
         context.close(mode: mode, promise: promise)
     }
 
@@ -103,7 +108,8 @@ public final class WriteCoalescingHandler: ChannelOutboundHandler, RemovableChan
     }
 
     private func forwardGathered(context: ChannelHandlerContext) {
-        guard let bytes = gathered, bytes.readableBytes > 0 else { return }
+        // Even empty: a write of no bytes still has its promise to complete.
+        guard let bytes = gathered else { return }
         gathered = nil
         let promise = self.promise
         self.promise = nil
