@@ -448,8 +448,8 @@ public struct DeliveryConfiguration: Sendable, Hashable {
     /// Deliveries handed to an adapter in one call. Default 250.
     public var batchSize: Int
     /// Adapter calls in flight at once per notification. Default 16: with ``batchSize`` 250, 4,000 deliveries wait
-    /// for a platform at once, enough for about 60,000 a second at a 50 ms round trip (a fan-out's rate is its
-    /// deliveries in flight divided by the platform's round trip).
+    /// for a platform at once. A fan-out's rate is at most its deliveries in flight divided by the platform's round
+    /// trip: 80,000 a second at 50 ms.
     public var concurrency: Int
     /// Seconds after which a notification not yet handed to the platform is abandoned. Default 1800.
     public var abandonAfterSeconds: Double
