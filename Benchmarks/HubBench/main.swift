@@ -777,8 +777,17 @@ do {
             throw error
         }
         for node in nodes { await node.stop() }
-        if case .sqlite(let path) = store.configuration {
+        switch store.configuration {
+        case .sqlite(let path):
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        case .postgres(let settings) where !options.keep:
+            // The next scenario and later runs start from a server without this one's tables (autovacuum on
+            // them would take the shared cores).
+            let database = try await HubDatabases.open(storage: store.configuration, logger: logger)
+            _ = try await database.write(#"DROP SCHEMA "\#(settings.schema)" CASCADE"#, [])
+            try await database.close()
+        case .postgres, .memory:
+            break
         }
     }
 
