@@ -632,10 +632,14 @@ func perUserLatency(
 
 /// Installation writes (PUT then DELETE of a scratch installation) one after another while `body` runs; returns
 /// the p99 of their latencies in milliseconds and how many were made.
-func writesDuring(port: Int, _ body: () async throws -> Void) async throws -> (p99: Double, count: Int) {
+/// The latencies of `PUT` and `DELETE installations` sent one after another while `body` runs: the 99th percentile of
+/// both together and of each method, and how many were sent.
+func writesDuring(
+    port: Int, _ body: () async throws -> Void
+) async throws -> (p99: Double, put: Double, delete: Double, count: Int) {
     let stop = ManagedAtomicFlag()
-    async let writes: [Double] = {
-        var latencies: [Double] = []
+    async let writes: [(HTTPMethod, Double)] = {
+        var latencies: [(HTTPMethod, Double)] = []
         var index = 0
         while !stop.isSet {
             for method in [HTTPMethod.PUT, .DELETE] {
@@ -649,7 +653,7 @@ func writesDuring(port: Int, _ body: () async throws -> Void) async throws -> (p
                 let response = try await http.execute(request, timeout: .seconds(60))
                 _ = try await response.body.collect(upTo: 1 << 16)
                 guard response.status.code < 300 else { throw BenchmarkFailure("write refused: \(response.status)") }
-                latencies.append(seconds(ContinuousClock.now - started) * 1000)
+                latencies.append((method, seconds(ContinuousClock.now - started) * 1000))
             }
             index += 1
         }
@@ -657,9 +661,15 @@ func writesDuring(port: Int, _ body: () async throws -> Void) async throws -> (p
     }()
     try await body()
     stop.set()
-    let latencies = try await writes.sorted()
-    guard !latencies.isEmpty else { return (0, 0) }
-    return (latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))], latencies.count)
+    let latencies = try await writes
+    func p99(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]
+    }
+    return (
+        p99(latencies.map(\.1)), p99(latencies.filter { $0.0 == .PUT }.map(\.1)),
+        p99(latencies.filter { $0.0 == .DELETE }.map(\.1)), latencies.count
+    )
 }
 
 /// A flag set once, read from any task.
@@ -737,6 +747,8 @@ do {
                     tags: "bench", count: size)
             }
             figure("\(scenario)writesDuringFanout.\(size).p99", writes.p99, "ms", decimals: 1)
+            figure("\(scenario)writesDuringFanout.\(size).put.p99", writes.put, "ms", decimals: 1)
+            figure("\(scenario)writesDuringFanout.\(size).delete.p99", writes.delete, "ms", decimals: 1)
             figure("\(scenario)writesDuringFanout.\(size).count", Double(writes.count), "writes")
             figure("\(scenario)fanout.native.\(size).duringWrites", Double(size) / underWrites, "notifications/s")
             if options.postgres != nil {

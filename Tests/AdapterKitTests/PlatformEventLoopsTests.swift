@@ -12,3 +12,19 @@ import Testing
         #expect(platform.count == System.coreCount)
     }
 }
+
+/// On Linux every platform thread is scheduled as batch work; the API's threads keep the normal policy.
+@Suite struct PlatformSchedulingTests {
+    @Test func platformThreadsAreBatchWorkAndTheAPIsAreNot() async throws {
+        #if os(Linux)
+        for loop in PlatformEventLoops.shared.makeIterator() {
+            #expect(try await loop.submit { PlatformEventLoops.isBatchScheduled }.get())
+        }
+        for loop in MultiThreadedEventLoopGroup.singleton.makeIterator() {
+            #expect(try await loop.submit { PlatformEventLoops.isBatchScheduled }.get() == false)
+        }
+        #else
+        #expect(PlatformEventLoops.isBatchScheduled == false)
+        #endif
+    }
+}

@@ -114,6 +114,77 @@ import Testing
         }
     }
 
+    /// The tag index entries of installation `id`, as `tag/scope`, sorted.
+    static func indexEntries(of id: String, in store: SQLInstallationStore) async throws -> [String] {
+        try await store.database.read(
+            "SELECT t.tag, t.scope FROM installation_tags t JOIN installations i ON i.rid = t.rid WHERE i.id = ?", [.text(id)]
+        ).map { "\($0.string("tag") ?? "?")/\($0.int("scope") ?? -1)" }.sorted()
+    }
+
+    /// A lone write is one call where the database has one (PostgreSQL's `hub_put_installation`; SQLite writes in a
+    /// transaction): the row is written, every scope of its tag index replaced, and a guarded write of a row it may
+    /// not replace writes nothing, neither row nor tags, and says why.
+    @Test(arguments: TestBackend.all)
+    func aLoneWriteReplacesEveryScopeOfTheTagIndexOrNothing(backend: TestBackend) async throws {
+        try await backend.run {
+            try await Self.withStore(clock: ManualWallClock()) { store in
+                var first = Self.installation("a", tags: ["old", "kept"], user: "alice")
+                first.templates = ["t": InstallationTemplate(body: #"{"a":"$(m)"}"#, tags: ["oldTemplate"])]
+                let direct = try await store.database.putInstallation(
+                    InstallationPut(
+                        row: try SQLInstallationStore.rowValues(first), guarded: false,
+                        tags: SQLInstallationStore.tagEntries(of: first)))
+                #expect(direct == (backend == .postgres ? true : nil))
+                _ = try await store.upsert(first, as: .user("alice"))
+                #expect(
+                    try await Self.indexEntries(of: "a", in: store)
+                        == ["$InstallationId:{a}/0", "$UserId:{alice}/0", "kept/0", "old/0", "oldTemplate/1"])
+                var second = Self.installation("a", tags: ["kept", "new"], user: "alice")
+                second.templates = ["t": InstallationTemplate(body: #"{"a":"$(m)"}"#, tags: ["newTemplate"])]
+                let stored = try await store.upsert(second, as: .user("alice"))
+                let expected = ["$InstallationId:{a}/0", "$UserId:{alice}/0", "kept/0", "new/0", "newTemplate/1"]
+                #expect(try await store.installation(id: "a") == stored)
+                #expect(try await Self.indexEntries(of: "a", in: store) == expected)
+
+                // Another user's guarded write is refused whole.
+                let taken = Self.installation("a", tags: ["bob's"], user: "bob")
+                await #expect {
+                    try await store.upsert(taken, as: .user("bob"))
+                } throws: {
+                    ($0 as? HubError)?.code == .conflict && "\($0)".contains("belongs to another user")
+                }
+                if backend == .postgres {
+                    let refused = try await store.database.putInstallation(
+                        InstallationPut(
+                            row: try SQLInstallationStore.rowValues(taken), guarded: true,
+                            tags: SQLInstallationStore.tagEntries(of: taken)))
+                    #expect(refused == false)
+                }
+                #expect(try await store.installation(id: "a") == stored)
+                #expect(try await Self.indexEntries(of: "a", in: store) == expected)
+            }
+        }
+    }
+
+    /// Two stores on one database write one id at once, each write alone (on PostgreSQL each a call of its own,
+    /// racing on the server): whichever write lands last, the tag index holds exactly its tags.
+    @Test(arguments: TestBackend.all)
+    func racingLoneWritesLeaveTheTagIndexOfTheLastWrite(backend: TestBackend) async throws {
+        try await backend.run {
+            try await Self.withStore() { store in
+                let other = SQLInstallationStore(database: store.database)
+                for round in 0..<20 {
+                    async let left = store.upsert(Self.installation("a", tags: ["left", "l\(round)"]))
+                    async let right = other.upsert(Self.installation("a", tags: ["right", "r\(round)"]))
+                    _ = try await (left, right)
+                    let stored = try #require(try await store.installation(id: "a"))
+                    let expected = (stored.tags.map { "\($0)/0" } + ["$InstallationId:{a}/0"]).sorted()
+                    #expect(try await Self.indexEntries(of: "a", in: store) == expected, "round \(round)")
+                }
+            }
+        }
+    }
+
     @Test(arguments: TestBackend.all)
     func updateIsAtomicAndNotFoundIsReported(backend: TestBackend) async throws {
         try await backend.run {

@@ -106,6 +106,15 @@ public protocol SQLExecutor: Sendable {
     func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow]
 }
 
+/// Runs statements as a database's reads, each outside a transaction.
+struct DatabaseReads: SQLExecutor {
+    let database: any HubDatabase
+
+    func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+        try await database.read(sql, binds)
+    }
+}
+
 /// A database the hub's stores run on: the embedded SQLite file or a shared PostgreSQL server.
 public protocol HubDatabase: Sendable {
     /// The dialect.
@@ -127,6 +136,12 @@ public protocol HubDatabase: Sendable {
     /// connection by a server that plans every statement: parsed and planned once per connection instead of at
     /// every run. `nil` where there is no such statement (the caller runs the general form).
     func write(prepared statement: PreparedStatement, _ binds: [SQLValue]) async throws -> [SQLRow]?
+
+    /// Writes one installation row and replaces its tag index with one call that commits by itself, where the
+    /// database keeps such a call (PostgreSQL's `hub_put_installation`): one round trip instead of a transaction's
+    /// five. `nil` where it does not (the caller writes in a transaction); otherwise whether the row was written (a
+    /// guarded write of a row it may not replace writes nothing).
+    func putInstallation(_ put: InstallationPut) async throws -> Bool?
 
     /// Runs one writing statement as a transaction of its own: all of its effects commit, or none. Where a server
     /// commits a lone statement by itself, this is one round trip instead of three (`BEGIN`, the statement,
@@ -162,6 +177,10 @@ extension HubDatabase {
         try await transaction { try await $0.query(sql, binds) }
     }
 
+    public func putInstallation(_ put: InstallationPut) async throws -> Bool? {
+        nil
+    }
+
     public func write(prepared statement: PreparedStatement, _ binds: [SQLValue]) async throws -> [SQLRow]? {
         nil
     }
@@ -191,6 +210,19 @@ public enum HubDatabases {
             return try await PostgresHubDatabase.open(settings: settings, logger: logger)
         }
     }
+}
+
+/// One installation's write as ``HubDatabase/putInstallation(_:)`` takes it.
+public struct InstallationPut: Sendable {
+    /// The row's values in the order of ``SQLInstallationStore``'s row columns: id, platform, push channel, whether
+    /// the channel is an object, user, tags, templates, expired, expiration time and last update (also the creation
+    /// time of a new row).
+    public var row: [SQLValue]
+    /// Whether the stored row may be replaced only when it belongs to no user or to the written row's user (and
+    /// never when it holds a registration, whether guarded or not).
+    public var guarded: Bool
+    /// The tag index entries: each tag with its scope (0 for the installation, 1 for its templates' tags).
+    public var tags: [(tag: String, scope: Int)]
 }
 
 /// The hub's fixed writing statements that a server may keep prepared (``HubDatabase/write(prepared:_:)``): those

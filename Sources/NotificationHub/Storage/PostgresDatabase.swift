@@ -199,6 +199,37 @@ public final class PostgresHubDatabase: HubDatabase {
         }
     }
 
+    public func putInstallation(_ put: InstallationPut) async throws -> Bool? {
+        let rows = try await run(PutInstallation(put: put))
+        guard let row = rows.first else { throw HubError(.storageFailure, "writing an installation returned no row") }
+        return row.int("rid") != nil
+    }
+
+    /// Calls the schema's `hub_put_installation` (migration 11) with the values of an ``InstallationPut``.
+    struct PutInstallation: PostgresPreparedStatement {
+        static let name = "hub_put_installation"
+        static let sql = "SELECT hub_put_installation($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS rid"
+        static let bindingDataTypes: [PostgresDataType] = [
+            .text, .text, .text, .int8, .text, .text, .text, .int8, .float8, .float8, .bool, .textArray, .int8Array,
+        ]
+
+        var put: InstallationPut
+
+        func makeBindings() throws -> PostgresBindings {
+            guard put.row.count == 10 else {
+                throw HubError(.storageFailure, "an installation row has 10 values, not \(put.row.count)")
+            }
+            var bindings = PostgresBindings(capacity: 13)
+            for value in put.row { Executor.append(value, to: &bindings) }
+            bindings.append(put.guarded)
+            bindings.append(put.tags.map(\.tag))
+            bindings.append(put.tags.map { Int64($0.scope) })
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+    }
+
     /// The name, text and parameter types of one of the ``PreparedStatement``s.
     protocol PreparedText {
         /// The statement's name on a connection: unique among the hub's statements within PostgreSQL's 63 bytes
@@ -229,7 +260,7 @@ public final class PostgresHubDatabase: HubDatabase {
     }
 
     /// The names of every statement the hub prepares.
-    static var preparedNames: [String] { [AddressPage.name] + PreparedStatement.allCases.map { text(of: $0).name } }
+    static var preparedNames: [String] { [AddressPage.name, PutInstallation.name] + PreparedStatement.allCases.map { text(of: $0).name } }
 
     enum StoreOneSend: PreparedText {
         static let name = "hub_store_one_send"

@@ -23,10 +23,24 @@ public final class SQLInstallationStore: InstallationStore {
         self.database = database
         self.clock = clock
         upserts = WriteCombiner { writes in
-            try await database.transaction { connection in
-                try await Self.write(writes, on: connection)
+            // A lone write is one call where the database has one (one round trip on PostgreSQL).
+            if writes.count == 1, let write = writes.first,
+                let written = try await database.putInstallation(
+                    InstallationPut(
+                        row: try Self.rowValues(write.installation), guarded: write.guarded,
+                        tags: Self.tagEntries(of: write.installation)))
+            {
+                guard written else {
+                    throw try await Self.refusal(
+                        id: write.installation.installationID, user: write.installation.userID,
+                        on: DatabaseReads(database: database))
+                }
+                return [()]
             }
-            return Array(repeating: (), count: writes.count)
+            return try await database.transaction { connection in
+                try await Self.write(writes, on: connection)
+                return Array(repeating: (), count: writes.count)
+            }
         }
     }
 
@@ -177,29 +191,11 @@ public final class SQLInstallationStore: InstallationStore {
         for start in stride(from: 0, to: unique.count, by: 200) {
             let chunk = Array(unique[start..<min(start + 200, unique.count)])
             var binds: [SQLValue] = []
-            binds.reserveCapacity(chunk.count * 10)
+            binds.reserveCapacity(chunk.count * 11)
             for installation in chunk {
-                let templates: SQLValue
-                if installation.templates.isEmpty {
-                    templates = .null
-                } else {
-                    templates = .text(String(decoding: try JSONEncoder().encode(installation.templates), as: UTF8.self))
-                }
-                let isObject: Bool
-                if case .object = installation.pushChannel { isObject = true } else { isObject = false }
-                binds += [
-                    .text(installation.installationID),
-                    .text(installation.platform.name),
-                    .text(installation.pushChannel.storageKey),
-                    .integer(isObject ? 1 : 0),
-                    installation.userID.map { .text($0) } ?? .null,
-                    .text(installation.tags.joined(separator: "\n")),
-                    templates,
-                    .integer(installation.expiredPushChannel ? 1 : 0),
-                    installation.expirationTime.map { .float($0.timeIntervalSince1970) } ?? .null,
-                    .float((installation.lastUpdate ?? Date()).timeIntervalSince1970),
-                    .float((installation.lastUpdate ?? Date()).timeIntervalSince1970),
-                ]
+                let row = try rowValues(installation)
+                // The last update is also a new row's creation time.
+                binds += row + [row[row.count - 1]]
             }
             let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
             let rows = try await connection.query(
@@ -231,10 +227,7 @@ public final class SQLInstallationStore: InstallationStore {
             var entries: [(String, Int, Int)] = []
             for installation in chunk {
                 let rid = rids[installation.installationID]!
-                for tag in Set(installation.tags).union(installation.systemTags) { entries.append((tag, rid, 0)) }
-                var templateTags = Set<String>()
-                for template in installation.templates.values { templateTags.formUnion(template.tags) }
-                for tag in templateTags { entries.append((tag, rid, 1)) }
+                for entry in tagEntries(of: installation) { entries.append((entry.tag, rid, entry.scope)) }
             }
             // SQLite allows 32766 parameters per statement.
             for tagStart in stride(from: 0, to: entries.count, by: 1000) {
@@ -249,6 +242,39 @@ public final class SQLInstallationStore: InstallationStore {
                     "INSERT INTO installation_tags (tag, rid, scope) VALUES \(tagValues) ON CONFLICT DO NOTHING", tagBinds)
             }
         }
+    }
+
+    /// An installation's row values, in the order of ``InstallationPut/row``.
+    static func rowValues(_ installation: Installation) throws -> [SQLValue] {
+        let templates: SQLValue
+        if installation.templates.isEmpty {
+            templates = .null
+        } else {
+            templates = .text(String(decoding: try JSONEncoder().encode(installation.templates), as: UTF8.self))
+        }
+        let isObject: Bool
+        if case .object = installation.pushChannel { isObject = true } else { isObject = false }
+        return [
+            .text(installation.installationID),
+            .text(installation.platform.name),
+            .text(installation.pushChannel.storageKey),
+            .integer(isObject ? 1 : 0),
+            installation.userID.map { .text($0) } ?? .null,
+            .text(installation.tags.joined(separator: "\n")),
+            templates,
+            .integer(installation.expiredPushChannel ? 1 : 0),
+            installation.expirationTime.map { .float($0.timeIntervalSince1970) } ?? .null,
+            .float((installation.lastUpdate ?? Date()).timeIntervalSince1970),
+        ]
+    }
+
+    /// An installation's tag index entries: its own and system tags in scope 0, its templates' tags in scope 1.
+    static func tagEntries(of installation: Installation) -> [(tag: String, scope: Int)] {
+        var entries: [(tag: String, scope: Int)] = Set(installation.tags).union(installation.systemTags).map { ($0, 0) }
+        var templateTags = Set<String>()
+        for template in installation.templates.values { templateTags.formUnion(template.tags) }
+        entries += templateTags.map { ($0, 1) }
+        return entries
     }
 
     public func delete(id: String, as registrant: Registrant) async throws -> Bool {

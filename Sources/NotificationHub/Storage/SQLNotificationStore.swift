@@ -556,15 +556,6 @@ public final class SQLNotificationStore: NotificationStore {
         """
     }
 
-    /// Runs statements as the database's reads.
-    struct DatabaseReads: SQLExecutor {
-        let database: any HubDatabase
-
-        func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-            try await database.read(sql, binds)
-        }
-    }
-
     /// On PostgreSQL, rows another transaction holds are skipped (claims) or waited for (counts).
     var skipLocked: String { database.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : "" }
     var forUpdate: String { database.dialect == .postgres ? " FOR UPDATE" : "" }
