@@ -338,6 +338,12 @@ import Testing
         let plan = SQLTagQuery(query: InstallationQuery(expression: try TagExpression(parsing: "user:alice")), after: 0, limit: 10)
         #expect(!plan.sql.contains("EXISTS"))
         #expect(plan.binds.first == .text("user:alice"))
+        // Both sides of the join start after the cursor, so that a merge join of a large tag with the primary key
+        // does not read the installations from their start for every page (the prepared page read does the same).
+        let later = SQLTagQuery(query: InstallationQuery(expression: try TagExpression(parsing: "bench")), after: 500, limit: 10)
+        #expect(later.sql.contains("d.rid > ? AND i.rid > ?"))
+        #expect(later.binds.prefix(3) == [.text("bench"), .integer(500), .integer(500)])
+        #expect(PostgresHubDatabase.AddressPage.sql.contains("d.rid > $2 AND i.rid > $2"))
     }
 
     /// Generated expressions and tag sets: the compiled store query (on every backend) and the evaluator agree.

@@ -450,8 +450,17 @@ struct SQLTagQuery {
             head.append(.text(driver))
         }
         if !counting {
-            conditions.insert("\(driver == nil ? "i.rid" : "d.rid") > ?", at: driver == nil ? 0 : 1)
-            head.append(.integer(Int(after)))
+            if driver == nil {
+                conditions.insert("i.rid > ?", at: 0)
+                head.append(.integer(Int(after)))
+            } else {
+                // Both sides of the join start after the cursor: PostgreSQL does not carry a range over a join's
+                // equality, and for a large tag it merges the tag's entries with the installations' primary key,
+                // which would otherwise be read from its start for every page (645 ms for a page half-way through
+                // 1M devices, 0.8 ms with both bounds).
+                conditions.insert("d.rid > ? AND i.rid > ?", at: 1)
+                head += [.integer(Int(after)), .integer(Int(after))]
+            }
         }
         binds = head + binds
         sql = "SELECT \(selection) FROM \(from)"
