@@ -623,15 +623,17 @@ func perUserLatency(
     for id in ids.enumerated().filter({ $0.offset % max(1, ids.count / 300) == 0 }).map(\.element) {
         if let value = try await acceptToDelivered(port: port, id: id) { latencies.append(value) }
     }
-    latencies.sort()
     guard !latencies.isEmpty else { throw BenchmarkFailure("no telemetry for the paced sends") }
-    func percentile(_ p: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
-    figure("\(prefix)peruser.paced\(rate).p50", percentile(0.5), "ms", decimals: 1)
-    figure("\(prefix)peruser.paced\(rate).p99", percentile(0.99), "ms", decimals: 1)
+    figure("\(prefix)peruser.paced\(rate).p50", percentile(0.5, of: latencies), "ms", decimals: 1)
+    figure("\(prefix)peruser.paced\(rate).p99", percentile(0.99, of: latencies), "ms", decimals: 1)
 }
 
-/// Installation writes (PUT then DELETE of a scratch installation) one after another while `body` runs; returns
-/// the p99 of their latencies in milliseconds and how many were made.
+/// The value below which the fraction `p` of `values` lies (nearest rank); 0 when there are none.
+func percentile(_ p: Double, of values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
 /// The latencies of `PUT` and `DELETE installations` sent one after another while `body` runs: the 99th percentile of
 /// both together and of each method, and how many were sent.
 func writesDuring(
@@ -662,14 +664,10 @@ func writesDuring(
     try await body()
     stop.set()
     let latencies = try await writes
-    func p99(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        return sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]
+    func p99(_ method: HTTPMethod?) -> Double {
+        percentile(0.99, of: latencies.filter { method == nil || $0.0 == method }.map(\.1))
     }
-    return (
-        p99(latencies.map(\.1)), p99(latencies.filter { $0.0 == .PUT }.map(\.1)),
-        p99(latencies.filter { $0.0 == .DELETE }.map(\.1)), latencies.count
-    )
+    return (p99(nil), p99(.PUT), p99(.DELETE), latencies.count)
 }
 
 /// A flag set once, read from any task.

@@ -1,4 +1,4 @@
-import AdapterKit
+@testable import AdapterKit
 import NIOCore
 import NIOPosix
 import Testing
@@ -11,10 +11,8 @@ import Testing
         #expect(platform.isDisjoint(with: singleton))
         #expect(platform.count == System.coreCount)
     }
-}
 
-/// On Linux every platform thread is scheduled as batch work; the API's threads keep the normal policy.
-@Suite struct PlatformSchedulingTests {
+    /// On Linux every platform thread is scheduled as batch work; the API's threads keep the normal policy.
     @Test func platformThreadsAreBatchWorkAndTheAPIsAreNot() async throws {
         #if os(Linux)
         for loop in PlatformEventLoops.shared.makeIterator() {

@@ -27,7 +27,7 @@ public enum PlatformEventLoops {
     }()
 
     /// Whether the calling thread is scheduled as batch work (always `false` where there is no such policy).
-    public static var isBatchScheduled: Bool {
+    static var isBatchScheduled: Bool {
         #if os(Linux)
         sched_getscheduler(0) == batchPolicy
         #else

@@ -23,20 +23,7 @@ public final class SQLInstallationStore: InstallationStore {
         self.database = database
         self.clock = clock
         upserts = WriteCombiner { writes in
-            // A lone write is one call where the database has one (one round trip on PostgreSQL).
-            if writes.count == 1, let write = writes.first,
-                let written = try await database.putInstallation(
-                    InstallationPut(
-                        row: try Self.rowValues(write.installation), guarded: write.guarded,
-                        tags: Self.tagEntries(of: write.installation)))
-            {
-                guard written else {
-                    throw try await Self.refusal(
-                        id: write.installation.installationID, user: write.installation.userID,
-                        on: DatabaseReads(database: database))
-                }
-                return [()]
-            }
+            if writes.count == 1, try await Self.putAlone(writes[0], on: database) { return [()] }
             return try await database.transaction { connection in
                 try await Self.write(writes, on: connection)
                 return Array(repeating: (), count: writes.count)
@@ -242,6 +229,22 @@ public final class SQLInstallationStore: InstallationStore {
                     "INSERT INTO installation_tags (tag, rid, scope) VALUES \(tagValues) ON CONFLICT DO NOTHING", tagBinds)
             }
         }
+    }
+
+    /// Writes a lone installation with the database's one-call write (one round trip on PostgreSQL): `false` where
+    /// the database has none, and nothing is written (the caller writes in a transaction).
+    static func putAlone(_ write: GuardedWrite, on database: any HubDatabase) async throws -> Bool {
+        // Only PostgreSQL has the call: elsewhere the row's values are not built twice.
+        guard database.dialect == .postgres else { return false }
+        let installation = write.installation
+        let put = InstallationPut(
+            row: try rowValues(installation), guarded: write.guarded, tags: tagEntries(of: installation))
+        guard let written = try await database.putInstallation(put) else { return false }
+        guard written else {
+            throw try await refusal(
+                id: installation.installationID, user: installation.userID, on: DatabaseReads(database: database))
+        }
+        return true
     }
 
     /// An installation's row values, in the order of ``InstallationPut/row``.
