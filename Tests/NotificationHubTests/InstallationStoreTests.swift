@@ -338,12 +338,17 @@ import Testing
         let plan = SQLTagQuery(query: InstallationQuery(expression: try TagExpression(parsing: "user:alice")), after: 0, limit: 10)
         #expect(!plan.sql.contains("EXISTS"))
         #expect(plan.binds.first == .text("user:alice"))
-        // Both sides of the join start after the cursor, so that a merge join of a large tag with the primary key
-        // does not read the installations from their start for every page (the prepared page read does the same).
-        let later = SQLTagQuery(query: InstallationQuery(expression: try TagExpression(parsing: "bench")), after: 500, limit: 10)
-        #expect(later.sql.contains("d.rid > ? AND i.rid > ?"))
-        #expect(later.binds.prefix(3) == [.text("bench"), .integer(500), .integer(500)])
-        #expect(PostgresHubDatabase.AddressPage.sql.contains("d.rid > $2 AND i.rid > $2"))
+        // On PostgreSQL each of a large tag's entries looks its installation up through a fence, so that the planner
+        // neither merges the tag with the installations from their start nor scans a range of them per entry; the
+        // scan is bounded on the entries it reads in order (the prepared page read does the same).
+        var partition = InstallationQuery(expression: try TagExpression(parsing: "bench"))
+        partition.upTo = InstallationCursor(position: 900)
+        let later = SQLTagQuery(query: partition, after: 500, limit: 10, dialect: .postgres)
+        #expect(later.sql.contains(SQLTagQuery.drivenFrom(.postgres)) && later.sql.contains("OFFSET 0) i"))
+        #expect(later.sql.contains("d.rid > ?") && later.sql.contains("d.rid <= ?") && !later.sql.contains("i.rid >") && !later.sql.contains("i.rid <="))
+        #expect(later.binds == [.text("bench"), .integer(500), .integer(900)])
+        #expect(PostgresHubDatabase.AddressPage.sql.contains(SQLTagQuery.drivenFrom(.postgres)))
+        #expect(SQLTagQuery(query: partition, after: 500, limit: 10).sql.contains("JOIN installations i ON i.rid = d.rid"))
     }
 
     /// Generated expressions and tag sets: the compiled store query (on every backend) and the evaluator agree.

@@ -142,12 +142,12 @@ public final class PostgresHubDatabase: HubDatabase {
     }
 
     /// The statement of ``addressPage(tag:after:platforms:limit:)``; its columns are ``SQLInstallationStore``'s
-    /// address columns. Both sides of the join start after the cursor (see ``SQLTagQuery``).
+    /// address columns. Each tag entry looks its installation up as ``SQLTagQuery/drivenFrom(_:)`` describes.
     struct AddressPage: PostgresPreparedStatement {
         static let name = "hub_address_page"
         static let sql = """
-            SELECT \(SQLInstallationStore.addressColumns) FROM installation_tags d JOIN installations i ON i.rid = d.rid
-            WHERE d.tag = $1 AND d.scope = 0 AND d.rid > $2 AND i.rid > $2 AND i.platform = ANY($3) AND i.expired = 0
+            SELECT \(SQLInstallationStore.addressColumns) FROM \(SQLTagQuery.drivenFrom(.postgres))
+            WHERE d.tag = $1 AND d.scope = 0 AND d.rid > $2 AND i.platform = ANY($3) AND i.expired = 0
                 AND i.kind IN (\(AudienceKinds.nativeSends.storedValues.map(String.init).joined(separator: ", ")))
             ORDER BY d.rid LIMIT $4
             """
