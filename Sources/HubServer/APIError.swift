@@ -5,8 +5,8 @@ import Hummingbird
 import NIOCore
 import NotificationHub
 
-/// An error answered to an API client: an HTTP status and a JSON body
-/// `{"error": {"code": "...", "message": "..."}}` whose code is machine-readable and whose message says what to fix.
+/// An error answered to an API client: an HTTP status, a machine-readable code and a message that says what to fix,
+/// written in Azure's XML or in JSON as the client asks (``response(from:context:)``).
 public struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
     /// The HTTP status.
     public var status: HTTPResponse.Status
@@ -62,14 +62,46 @@ public struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
         self.init(status, code: error.code.rawValue, message: error.message)
     }
 
+    /// The answer: Azure's `<Error><Code>{status}</Code><Detail>{message}</Detail></Error>` (the body Azure's SDKs
+    /// read the message from), with the machine-readable code in `<ErrorCode>`, or
+    /// `{"error": {"code": …, "message": …}}` to a client that asks for JSON (``ResponseFormat``).
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let body = try encoder.encode(["error": ["code": code, "message": message]])
         var headers = self.headers
-        headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        let body: ByteBuffer
+        switch ResponseFormat(request) {
+        case .json:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            body = ByteBuffer(bytes: try encoder.encode(["error": ["code": code, "message": message]]))
+            headers[.contentType] = "application/json; charset=utf-8"
+        case .xml:
+            body = ByteBuffer(string: xml(trackingID: Self.trackingID(of: request)))
+            headers[.contentType] = "application/xml; charset=utf-8"
+        }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: body))
     }
+
+    /// The error in Azure's XML. Azure ends `Detail` with the request's `TrackingId` (which its SDKs send with
+    /// every request), so a .NET developer can quote it; the hub does the same.
+    func xml(trackingID: String?) -> String {
+        var detail = message
+        if let trackingID { detail += ". TrackingId:\(trackingID)" }
+        return #"<?xml version="1.0" encoding="utf-8"?>"#
+            + "<Error><Code>\(status.code)</Code><Detail>\(XMLText.escape(detail))</Detail>"
+            + "<ErrorCode>\(XMLText.escape(code))</ErrorCode></Error>"
+    }
+
+    /// The request's `TrackingId` when it is one an SDK makes (a GUID or similar: 1–64 letters, digits, `-` and
+    /// `_`), else `nil`: a client's header is never echoed unchecked.
+    static func trackingID(of request: Request) -> String? {
+        guard let value = request.headers[trackingIDHeader], (1...64).contains(value.utf8.count),
+            value.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0)
+                || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
+        else { return nil }
+        return value
+    }
+
+    static let trackingIDHeader = HTTPField.Name("TrackingId")!
 }
 
 /// Turns every error a handler throws into an ``APIError`` response, so no request ends in an empty 500.

@@ -5,7 +5,8 @@ import NotificationHub
 
 /// Authenticates every request to a hub's routes, in one place, before any handler runs and before any body is
 /// read: it resolves the hub the path names and proves the caller with a SharedAccessSignature token or, where the
-/// hub verifies device tokens, a bearer JWT. Handlers then check rights with ``HubRequestContext/require(_:)``.
+/// hub verifies device tokens, a bearer JWT, against one snapshot of the hub's configuration that the whole request
+/// then uses (``HubContext``). Route groups then check rights with ``CallerRequirement``.
 ///
 /// An unknown hub is answered exactly as a token that is not valid for the request, so hub names and key names
 /// cannot be enumerated; a hub removed by a reload is answered 404 to a token signed with one of its keys.
@@ -29,13 +30,15 @@ struct HubAuthenticationMiddleware: RouterMiddleware {
         }
         let entry = directory.entry(name)
         let hub = entry?.hub
+        let configuration = hub?.configuration
+        let caller: Caller
         if header.count > 7, header.prefix(7).lowercased() == "bearer " {
             guard let hub, let verifier = entry?.verifier else {
                 throw Self.invalidBearer("bearer tokens are not accepted here; send a SharedAccessSignature token")
             }
             do {
                 let token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
-                context.caller = .user(try await verifier.user(from: token, now: clock.now()))
+                caller = .user(try await verifier.user(from: token, now: clock.now()))
             } catch {
                 throw Self.invalidBearer(error.message)
             }
@@ -58,12 +61,12 @@ struct HubAuthenticationMiddleware: RouterMiddleware {
                 throw SharedAccessSignature.invalid
             }
             let rights = try token.verify(
-                keys: hub.configuration.keys, hubName: hub.name, requestPath: request.uri.path,
+                keys: configuration?.keys ?? [], hubName: hub.name, requestPath: request.uri.path,
                 requestAuthority: request.head.authority ?? request.headers[HTTPField.Name("Host")!], now: clock.now())
-            context.caller = .key(name: token.keyName, rights: rights)
+            caller = .key(name: token.keyName, rights: rights)
         }
-        context.hub = hub
-        guard let entry else { return try await next(request, context) }
+        guard let entry, let hub, let configuration else { throw SharedAccessSignature.invalid }
+        context.authentication = HubAuthentication(hub: hub, configuration: configuration, caller: caller)
         entry.enter()
         defer { entry.leave() }
         return try await next(request, context)

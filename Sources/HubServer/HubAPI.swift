@@ -5,7 +5,6 @@ import Logging
 import NIOCore
 import NotificationHub
 import Prometheus
-import Synchronization
 
 /// The data-plane REST API, path-compatible with Azure Notification Hubs. Rights follow Azure's: Listen manages
 /// single installations, Send sends (and reads what it sent: telemetry and feedback), Manage does everything,
@@ -37,8 +36,10 @@ import Synchronization
 ///
 /// Plus `/healthz`, `/metrics`, `/openapi.yaml`, and the admin console at `/console` when ``console`` is on (see
 /// ``ConsoleController``). Every hub route is authenticated by
-/// ``HubAuthenticationMiddleware`` before its handler runs and before its body is read; each resource has its own
-/// controller.
+/// ``HubAuthenticationMiddleware`` before its handler runs and before its body is read, and runs on a ``HubContext``
+/// (the hub, one snapshot of its configuration, the caller); each resource has its own controller, whose routes
+/// come as a `RouteCollection` with the rights checked by ``CallerRequirement`` on its groups. Errors and the
+/// answers Azure writes in XML are written in Azure's XML or in JSON as the client asks (``ResponseFormat``).
 public struct HubAPI: Sendable {
     /// The hubs served now, by name; a reload changes them.
     public let directory: HubDirectory
@@ -91,39 +92,36 @@ public struct HubAPI: Sendable {
         self.clock = clock
     }
 
-    /// Every route as `METHOD path` (OpenAPI path syntax), as registered on the router: what the OpenAPI document
-    /// is checked against.
+    /// Every route as `METHOD path` (OpenAPI path syntax), as the router lists them (``Router/routes``): what the
+    /// OpenAPI document is checked against.
     public static var routes: [String] {
-        let recorder = RouteRecorder()
         // An API without hubs registers the same routes.
-        if let api = try? HubAPI(hubs: []) { _ = api.makeRouter(recorder: recorder) }
-        return recorder.routes
+        guard let api = try? HubAPI(hubs: []) else { return [] }
+        return api.makeRouter().routes.map { "\($0.method.rawValue) \($0.path)" }
     }
 
-    /// Builds the router.
+    /// Builds the router: the operations routes, then the hub's routes behind ``HubAuthenticationMiddleware``, on a
+    /// ``HubContext``, each controller's routes a `RouteCollection` whose groups check the caller's rights.
     public func makeRouter() -> Router<HubRequestContext> {
-        makeRouter(recorder: RouteRecorder())
-    }
-
-    func makeRouter(recorder: RouteRecorder) -> Router<HubRequestContext> {
         let router = Router(context: HubRequestContext.self)
         router.add(middleware: APIErrorMiddleware())
         router.add(middleware: RequestLogMiddleware())
         router.add(middleware: MetricsMiddleware())
 
-        OperationsController(api: self).addRoutes(to: Routes(router: router, prefix: "", recorder: recorder))
+        router.addRoutes(OperationsController(api: self).routes)
 
-        let group = router.group("/:hub").add(middleware: HubAuthenticationMiddleware(directory: directory, clock: clock))
-        let hubRoutes = Routes(group: group, prefix: "/{hub}", recorder: recorder)
-        InstallationsController(api: self).addRoutes(to: hubRoutes)
-        MessagesController(api: self).addRoutes(to: hubRoutes)
-        ScheduledNotificationsController(api: self).addRoutes(to: hubRoutes)
-        SecureNotificationsController(api: self).addRoutes(to: hubRoutes)
-        RegistrationsController(api: self).addRoutes(to: hubRoutes)
-        DescriptionController(api: self).addRoutes(to: hubRoutes)
-        RatesController(api: self).addRoutes(to: hubRoutes)
-        NodesController(api: self).addRoutes(to: hubRoutes)
-        ConfigurationController(api: self).addRoutes(to: hubRoutes)
+        let hub = router.group("{hub}")
+            .add(middleware: HubAuthenticationMiddleware(directory: directory, clock: clock))
+            .group(context: HubContext.self)
+        hub.addRoutes(InstallationsController(api: self).routes)
+        hub.addRoutes(MessagesController(api: self).routes)
+        hub.addRoutes(ScheduledNotificationsController(api: self).routes)
+        hub.addRoutes(SecureNotificationsController(api: self).routes)
+        hub.addRoutes(RegistrationsController(api: self).routes)
+        hub.addRoutes(DescriptionController(api: self).routes)
+        hub.addRoutes(RatesController(api: self).routes)
+        hub.addRoutes(NodesController(api: self).routes)
+        hub.addRoutes(ConfigurationController(api: self).routes)
         if console { ConsoleController<HubRequestContext>().addRoutes(to: router) }
         return router
     }
@@ -132,8 +130,8 @@ public struct HubAPI: Sendable {
 
     /// Counts an installation or registration write by the caller against the hub's limits; throws 429 with
     /// `Retry-After` over the limit.
-    func admitWrite(_ context: HubRequestContext, hub: Hub) throws(APIError) {
-        try directory.entry(hub.name)?.writeLimiter.admit(context.caller, now: clock.now())
+    func admitWrite(_ context: HubContext) throws(APIError) {
+        try directory.entry(context.hub.name)?.writeLimiter.admit(context.caller, now: clock.now())
     }
 
     /// Reads the request body up to `limit` bytes (the hub's request limit by default).
@@ -153,12 +151,6 @@ public struct HubAPI: Sendable {
         headers[.contentType] = "application/json; charset=utf-8"
         let data = try Installation.makeEncoder().encode(value)
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
-    }
-
-    /// An XML response, when the client asked for XML rather than JSON.
-    static func wantsXML(_ request: Request) -> Bool {
-        guard let accept = request.headers[.accept] else { return false }
-        return accept.contains("xml") && !accept.contains("json")
     }
 
     /// An XML response body.
@@ -204,55 +196,6 @@ public struct HubAPI: Sendable {
         }
         return number
     }
-}
-
-/// Registers routes on the router or the hub's group and records each as `METHOD path`, so the route list the
-/// OpenAPI document is checked against is the router's own.
-struct Routes {
-    let router: Router<HubRequestContext>?
-    let group: RouterGroup<HubRequestContext>?
-    let prefix: String
-    let recorder: RouteRecorder
-
-    init(router: Router<HubRequestContext>, prefix: String, recorder: RouteRecorder) {
-        self.router = router
-        self.group = nil
-        self.prefix = prefix
-        self.recorder = recorder
-    }
-
-    init(group: RouterGroup<HubRequestContext>, prefix: String, recorder: RouteRecorder) {
-        self.router = nil
-        self.group = group
-        self.prefix = prefix
-        self.recorder = recorder
-    }
-
-    /// Adds a route. `path` uses OpenAPI syntax (`installations/{installationId}`), relative to the prefix.
-    func on(
-        _ method: HTTPRequest.Method, _ path: String,
-        use handler: @escaping @Sendable (Request, HubRequestContext) async throws -> Response
-    ) {
-        let full = path.isEmpty ? prefix : "\(prefix)/\(path)"
-        recorder.record("\(method.rawValue) \(full)")
-        let routerPath = RouterPath(
-            path.split(separator: "/").map { $0.hasPrefix("{") ? ":" + $0.dropFirst().dropLast() : String($0) }
-                .joined(separator: "/"))
-        if let group {
-            group.on(routerPath, method: method, use: handler)
-        } else if let router {
-            router.on(routerPath, method: method, use: handler)
-        }
-    }
-}
-
-/// Collects the routes a router was built with.
-final class RouteRecorder: Sendable {
-    private let list = Mutex<[String]>([])
-
-    func record(_ route: String) { list.withLock { $0.append(route) } }
-
-    var routes: [String] { list.withLock { $0 } }
 }
 
 /// Logs each request once it is answered: method, path (never the query, which may carry a token), status and

@@ -20,6 +20,8 @@ struct NotificationDetails: Encodable {
     var outcomeCounts: [String: [OutcomeCount]]
     /// Why the notification ended without delivery, when it did (JSON only; Azure's XML has no such element).
     var reason: String?
+    /// The tag expression a tag send went to.
+    var tags: String?
 
     init(record: NotificationRecord, location: String, targetPlatforms: [Platform]) {
         notificationId = record.notification.id
@@ -37,10 +39,18 @@ struct NotificationDetails: Encodable {
         }
         outcomeCounts = counts
         reason = record.reason
+        if case .tags(let expression) = record.notification.audience { tags = expression.description }
     }
 
     /// Azure's XML; each platform's counts are in `<{name}OutcomeCounts>`, the name coming from its adapter (e.g.
     /// `ApnsOutcomeCounts`).
+    ///
+    /// The .NET SDK reads this with a `DataContractSerializer`, which takes members only in its contract's order
+    /// (an element met after a later one is dropped): `NotificationId`, `Location`, `State`, `EnqueueTime`,
+    /// `StartTime`, `EndTime`, `Tags`, `TargetPlatforms`, then the counts in ``outcomeCountOrder``. Elements it does
+    /// not know (`ScheduledTime`, counts of platforms it has no member for) are kept in its extension data, so they
+    /// go where they cannot displace a known one. `State` is one of the SDK's states: a notification waiting for its
+    /// time is `Enqueued` here (`Scheduled` in JSON).
     func xml(adapters: AdapterSet) -> String {
         func time(_ name: String, _ date: Date?) -> String {
             date.map { "<\(name)>\(HubDateFormat.string(from: $0))</\(name)>" } ?? ""
@@ -49,12 +59,18 @@ struct NotificationDetails: Encodable {
         xml += #"<NotificationDetails xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect" xmlns:i="http://www.w3.org/2001/XMLSchema-instance">"#
         xml += "<NotificationId>\(XMLText.escape(notificationId))</NotificationId>"
         xml += "<Location>\(XMLText.escape(location))</Location>"
-        xml += "<State>\(state)</State>"
+        xml += "<State>\(state == NotificationState.scheduled.name ? NotificationState.enqueued.name : state)</State>"
         xml += time("EnqueueTime", enqueueTime) + time("ScheduledTime", scheduledTime)
         xml += time("StartTime", startTime) + time("EndTime", endTime)
+        if let tags { xml += "<Tags>\(XMLText.escape(tags))</Tags>" }
         xml += "<TargetPlatforms>\(XMLText.escape(targetPlatforms.joined(separator: ",")))</TargetPlatforms>"
-        for platform in outcomeCounts.keys.sorted() {
-            let element = adapters.telemetryName(for: Platform(platform)) + "OutcomeCounts"
+        let elements = outcomeCounts.keys.map { (platform: $0, element: adapters.telemetryName(for: Platform($0)) + "OutcomeCounts") }
+        let ordered = elements.sorted { lhs, rhs in
+            let left = Self.outcomeCountOrder.firstIndex(of: lhs.element) ?? Self.outcomeCountOrder.count
+            let right = Self.outcomeCountOrder.firstIndex(of: rhs.element) ?? Self.outcomeCountOrder.count
+            return left != right ? left < right : lhs.element < rhs.element
+        }
+        for (platform, element) in ordered {
             xml += "<\(element)>"
             for outcome in outcomeCounts[platform] ?? [] {
                 xml += "<Outcome><Name>\(XMLText.escape(outcome.name))</Name><Count>\(outcome.count)</Count></Outcome>"
@@ -64,4 +80,11 @@ struct NotificationDetails: Encodable {
         xml += "</NotificationDetails>"
         return xml
     }
+
+    /// The order of the outcome-count members in the .NET SDK's `NotificationDetails` contract (its `Order`
+    /// values 1010–1017); counts under other names follow them, by name.
+    static let outcomeCountOrder = [
+        "ApnsOutcomeCounts", "MpnsOutcomeCounts", "WnsOutcomeCounts", "GcmOutcomeCounts", "AdmOutcomeCounts",
+        "FcmOutcomeCounts", "FcmV1OutcomeCounts",
+    ]
 }

@@ -14,7 +14,10 @@ info:
     `Authorization: SharedAccessSignature sr=...&sig=...&se=...&skn=...` (see `hub token`). Where a hub has
     `deviceAuthentication`, the single-installation and single-registration endpoints (and the listing of one
     handle's registrations) also accept `Authorization: Bearer <the app's user JWT>`: the device then registers as
-    its user (docs/registering-devices.md). Errors are JSON: `{"error": {"code": "...", "message": "..."}}`.
+    its user (docs/registering-devices.md). Errors, per-message telemetry and test-send outcomes are Azure's XML
+    unless the request's `Accept` prefers JSON (`Accept: application/json`): an error is then
+    `{"error": {"code": "...", "message": "..."}}`, and in XML `<Error><Code>{status}</Code><Detail>{message}</Detail>
+    <ErrorCode>{code}</ErrorCode></Error>`.
 components:
   securitySchemes:
     bearer: {type: http, scheme: bearer, bearerFormat: JWT}
@@ -227,10 +230,12 @@ components:
         application/atom+xml:
           schema: {type: string, description: "<feed> of <entry> elements, each as RegistrationEntry"}
     Error:
-      description: A precise error.
+      description: A precise error (Azure's XML unless Accept prefers JSON).
       content:
         application/json:
           schema: {$ref: "#/components/schemas/Error"}
+        application/xml:
+          schema: {type: string, description: "<Error><Code>{status}</Code><Detail>{message}</Detail><ErrorCode>{code}</ErrorCode></Error>"}
     TooManyRequests:
       description: >-
         Too many installation or registration writes by this device user or key (limits.installationWrites); code
@@ -529,7 +534,7 @@ paths:
       - $ref: "#/components/parameters/notificationId"
       - $ref: "#/components/parameters/apiVersion"
     get:
-      summary: A notification's state and outcome counts per platform (Send). XML when Accept asks for it.
+      summary: A notification's state and outcome counts per platform (Send). Azure's NotificationDetails XML unless Accept prefers JSON.
       responses:
         "200":
           description: Telemetry.
@@ -542,7 +547,7 @@ paths:
   /{hub}/schedulednotifications:
     parameters:
       - $ref: "#/components/parameters/hub"
-      - {name: ServiceBusNotification-ScheduleTime, in: header, required: true, schema: {type: string, format: date-time}}
+      - {name: ServiceBusNotification-ScheduleTime, in: header, required: true, schema: {type: string}, description: "ISO 8601 with a zone, or yyyy-MM-ddTHH:mm:ss without one (UTC), as Azure's .NET SDK writes it"}
       - {name: ServiceBusNotification-Format, in: header, required: true, schema: {type: string}}
       - {name: ServiceBusNotification-Tags, in: header, schema: {type: string}}
     post:

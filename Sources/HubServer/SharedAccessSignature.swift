@@ -74,11 +74,11 @@ public struct SharedAccessSignature: Sendable, Hashable {
     ///   compared in constant time.
     /// - The signed resource must cover the request at path-segment boundaries, compared after percent-decoding:
     ///   its path (scheme and host are ignored, since proxies rewrite them) must name the hub as its first segment
-    ///   (case-insensitively, as Azure's clients lowercase the URI they sign), and every further segment must equal
-    ///   the request's segment at the same place (exactly: installation ids are case-sensitive). A token for
-    ///   `/demo/installations/a` covers `/demo/installations/a` only, not `…/ab` or `…/A`; an empty `sr`, dot
-    ///   segments and another hub's URL cover nothing. The bare namespace URL covers the hub only when its host is
-    ///   the request's `Host`.
+    ///   and every further segment must equal the request's segment at the same place. Segments compare
+    ///   case-insensitively, as Azure compares them: Azure's SDKs sign the lower-cased request URL, so a token can
+    ///   never tell `…/installations/MyPhone` from `…/installations/myphone`. A token for `/demo/installations/a`
+    ///   covers `/demo/installations/a` and `…/A`, never `…/ab`; an empty `sr`, dot segments and another hub's URL
+    ///   cover nothing. The bare namespace URL covers the hub only when its host is the request's `Host`.
     ///
     /// Every failure but expiry is ``invalid``.
     public func verify(
@@ -118,7 +118,22 @@ public struct SharedAccessSignature: Sendable, Hashable {
         guard first.lowercased() == hubName.lowercased(), signed.count <= request.count,
             request.first?.lowercased() == hubName.lowercased()
         else { return false }
-        return zip(signed.dropFirst(), request.dropFirst()).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+        return zip(signed.dropFirst(), request.dropFirst()).allSatisfy { Self.sameSegment($0, $1) }
+    }
+
+    /// Whether two decoded segments are the same to a token: equal once lower-cased as .NET's `ToLowerInvariant`
+    /// lower-cases (Azure's SDKs sign `uri.ToLowerInvariant()`), compared byte for byte. Plain ASCII is compared
+    /// without building new strings.
+    static func sameSegment(_ signed: String, _ requested: String) -> Bool {
+        if signed.utf8.allSatisfy({ $0 < 0x80 }) && requested.utf8.allSatisfy({ $0 < 0x80 }) {
+            guard signed.utf8.count == requested.utf8.count else { return false }
+            return zip(signed.utf8, requested.utf8).allSatisfy { asciiLower($0) == asciiLower($1) }
+        }
+        return signed.lowercased().utf8.elementsEqual(requested.lowercased().utf8)
+    }
+
+    static func asciiLower(_ byte: UInt8) -> UInt8 {
+        (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
     }
 
     /// The percent-decoded segments of a path, a trailing slash ignored; `nil` for an empty or dot segment or an

@@ -61,6 +61,7 @@ struct Send: AsyncParsableCommand {
             var request = HTTPClientRequest(url: "\(base)/\(hubConfiguration.name)/messages\(deviceHandle == nil ? "" : "?direct")")
             request.method = .POST
             request.headers.add(name: "Authorization", value: token)
+            request.headers.add(name: "Accept", value: "application/json")
             request.headers.add(name: "ServiceBusNotification-Format", value: format)
             if let tags { request.headers.add(name: "ServiceBusNotification-Tags", value: tags) }
             if let deviceHandle { request.headers.add(name: "ServiceBusNotification-DeviceHandle", value: deviceHandle) }
@@ -82,6 +83,7 @@ struct Send: AsyncParsableCommand {
                 for _ in 0..<600 {
                     var poll = HTTPClientRequest(url: "\(base)/\(hubConfiguration.name)/messages/\(id)")
                     poll.headers.add(name: "Authorization", value: token)
+                    poll.headers.add(name: "Accept", value: "application/json")
                     let details = try await client.execute(poll, timeout: .seconds(10))
                     let json = String(buffer: try await details.body.collect(upTo: 1 << 20))
                     if !json.contains(#""state":"Enqueued""#), !json.contains(#""state":"Processing""#) {

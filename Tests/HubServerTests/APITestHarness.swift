@@ -99,13 +99,16 @@ struct APITestHarness {
             adapters: adapters, clock: clock, logger: logger, body)
     }
 
+    /// A request signed with `key`'s token. It asks for JSON (`Accept: application/json`, as the console does)
+    /// unless `headers` name an `Accept` or `acceptJSON` is false (Azure's XML, what Azure's SDKs get).
     @discardableResult
     func request(
         _ method: HTTPRequest.Method, _ uri: String, key: String? = "manage", headers: HTTPFields = [:],
-        body: String? = nil
+        body: String? = nil, acceptJSON: Bool = true
     ) async throws -> TestResponse {
         var headers = headers
         if let key { headers[.authorization] = Self.token(key) }
+        if acceptJSON, headers[.accept] == nil { headers[.accept] = "application/json" }
         return try await client.execute(
             uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
     }
@@ -137,15 +140,30 @@ struct APITestHarness {
 }
 
 extension TestResponse {
-    /// The error code of a JSON error body.
+    /// The error code of an error body: JSON's `error.code`, or the `<ErrorCode>` of Azure's XML `<Error>`.
     var errorCode: String? {
-        let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: [String: String]]
-        return object?["error"]?["code"]
+        if let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: [String: String]] {
+            return object["error"]?["code"]
+        }
+        return xmlElement("ErrorCode")
     }
 
+    /// The message of an error body: JSON's `error.message`, or the `<Detail>` of Azure's XML `<Error>`.
     var errorMessage: String? {
-        let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: [String: String]]
-        return object?["error"]?["message"]
+        if let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: [String: String]] {
+            return object["error"]?["message"]
+        }
+        return xmlElement("Detail")
+    }
+
+    /// The text of the first `<name>` element of an XML body, unescaped.
+    func xmlElement(_ name: String) -> String? {
+        let text = String(buffer: body)
+        guard let start = text.range(of: "<\(name)>"), let end = text.range(of: "</\(name)>", range: start.upperBound..<text.endIndex)
+        else { return nil }
+        return String(text[start.upperBound..<end.lowerBound]).replacingOccurrences(of: "&lt;", with: "<")
+            .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&quot;", with: "\"")
+            .replacingOccurrences(of: "&apos;", with: "'").replacingOccurrences(of: "&amp;", with: "&")
     }
 
     var text: String { String(buffer: body) }

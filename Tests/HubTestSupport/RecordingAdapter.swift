@@ -21,14 +21,18 @@ public final class RecordingAdapter: PlatformAdapter, Sendable {
 
     public let descriptor: PlatformDescriptor
     private let announce: @Sendable (SecureAnnouncementRequest) -> [SecurePushAnnouncement]
+    private let accepts: @Sendable (PushChannel) -> Bool
     private let state = Mutex<(received: [Received], scripted: [String: [DeliveryResult]])>(([], [:]))
 
     /// Creates an adapter serving `platform` with `format`. Secure notifications are announced with `announce`
     /// (pass a platform's own announcements to stand in for it), by default as `{"secureId": id}` in `format`.
+    /// Device handles are valid when `accepts` says so: by default, strings that start with `dev-`.
     public init(
         platform: Platform = Platform("test"), format: NotificationFormat = NotificationFormat("testformat"), limit: Int = 4096,
-        announce: (@Sendable (SecureAnnouncementRequest) -> [SecurePushAnnouncement])? = nil
+        announce: (@Sendable (SecureAnnouncementRequest) -> [SecurePushAnnouncement])? = nil,
+        accepts: @escaping @Sendable (PushChannel) -> Bool = { $0.handle?.hasPrefix("dev-") == true }
     ) {
+        self.accepts = accepts
         descriptor = PlatformDescriptor(
             platforms: [platform], formats: [format: [platform]], templateFormats: [platform: format],
             maximumPayloadBytes: limit)
@@ -50,7 +54,7 @@ public final class RecordingAdapter: PlatformAdapter, Sendable {
     public var received: [Received] { state.withLock { $0.received } }
 
     public func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {
-        guard let handle = pushChannel.handle, handle.hasPrefix("dev-") else {
+        guard accepts(pushChannel) else {
             throw HubError(.invalidPushChannel, "test handles look like dev-<n>")
         }
     }

@@ -167,8 +167,16 @@ import Testing
         #expect(generated.split(separator: "-").count == 3)
     }
 
-    @Test(arguments: [("*", ETagCondition.exists), ("\"3\"", .equals(3)), ("W/\"7\"", .equals(7)), ("12", .equals(12))])
+    @Test(arguments: [
+        ("*", ETagCondition.exists), ("\"*\"", .exists), ("\"3\"", .equals(3)), ("W/\"7\"", .equals(7)), ("12", .equals(12)),
+    ])
     func parsesIfMatch(header: String, condition: ETagCondition) throws {
         #expect(try ETagCondition(ifMatch: header) == condition)
+    }
+
+    /// Only the quoted star the .NET SDK sends is read as `*`; other spellings stay refused.
+    @Test(arguments: ["W/\"*\"", "\"**\"", "'*'", "\"*", "*\"", "\"-1\"", ""])
+    func refusesOtherIfMatchForms(header: String) {
+        #expect(throws: HubError.self) { try ETagCondition(ifMatch: header) }
     }
 }

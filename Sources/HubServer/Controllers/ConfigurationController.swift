@@ -18,18 +18,18 @@ struct ConfigurationController {
         var parts: [String: String]
     }
 
-    func addRoutes(to routes: Routes) {
-        routes.on(.get, "configuration") { _, context in
-            try context.require(.manage)
-            let hub = try context.requireHub()
+    var routes: RouteCollection<HubContext> {
+        let routes = RouteCollection(context: HubContext.self)
+        routes.group().add(middleware: CallerRequirement.manage).get("configuration") { _, context in
             let status = api.status.snapshot
             var response = try api.json(
                 RunningConfiguration(
                     sha256: status.sha256, loadedAt: status.loadedAt, lastReload: status.lastReload,
                     restartRequired: status.restartRequired,
-                    parts: ConfigurationChanges.parts(api.status.parts, visibleTo: hub.name)))
+                    parts: ConfigurationChanges.parts(api.status.parts, visibleTo: context.hub.name)))
             response.headers[.cacheControl] = "no-store"
             return response
         }
+        return routes
     }
 }

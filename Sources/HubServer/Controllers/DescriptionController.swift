@@ -8,8 +8,10 @@ import NotificationHub
 struct DescriptionController {
     let api: HubAPI
 
-    func addRoutes(to routes: Routes) {
-        routes.on(.get, "description") { try await describe($0, $1) }
+    var routes: RouteCollection<HubContext> {
+        let routes = RouteCollection(context: HubContext.self)
+        routes.group().add(middleware: CallerRequirement.manage).get("description") { try await describe($0, $1) }
+        return routes
     }
 
     /// The hub's description as the API reports it.
@@ -109,8 +111,7 @@ struct DescriptionController {
         return failing * 2 > total ? "failing" : "delivering"
     }
 
-    func description(of hub: Hub) -> HubDescription {
-        let configuration = hub.configuration
+    func description(of hub: Hub, configuration: HubConfiguration) -> HubDescription {
         let now = api.clock.now()
         let recent = hub.worker.deliveryRates.snapshot(endingAt: now, seconds: Self.recentSeconds, step: Self.recentSeconds)
         let adapters = configuration.adapters.adapters.map { adapter -> HubDescription.Adapter in
@@ -174,9 +175,8 @@ struct DescriptionController {
             recentSeconds: Self.recentSeconds)
     }
 
-    func describe(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.manage)
-        var response = try api.json(description(of: try context.requireHub()))
+    func describe(_ request: Request, _ context: HubContext) async throws -> Response {
+        var response = try api.json(description(of: context.hub, configuration: context.configuration))
         response.headers[.cacheControl] = "no-store"
         return response
     }

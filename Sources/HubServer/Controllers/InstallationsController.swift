@@ -13,26 +13,28 @@ import NotificationHub
 struct InstallationsController {
     let api: HubAPI
 
-    func addRoutes(to routes: Routes) {
-        routes.on(.put, "installations/{installationId}") { try await put($0, $1) }
-        routes.on(.patch, "installations/{installationId}") { try await patch($0, $1) }
-        routes.on(.get, "installations/{installationId}") { try await get($0, $1) }
-        routes.on(.delete, "installations/{installationId}") { try await delete($0, $1) }
-        routes.on(.get, "installations") { try await list($0, $1) }
+    var routes: RouteCollection<HubContext> {
+        let routes = RouteCollection(context: HubContext.self)
+        routes.put("installations/{installationId}") { try await put($0, $1) }
+        routes.patch("installations/{installationId}") { try await patch($0, $1) }
+        routes.get("installations/{installationId}") { try await get($0, $1) }
+        routes.delete("installations/{installationId}") { try await delete($0, $1) }
+        routes.group().add(middleware: CallerRequirement.manage).get("installations") { try await list($0, $1) }
+        return routes
     }
 
     /// The installation id of the path, checked against the identifier policy.
-    static func id(_ context: HubRequestContext) throws -> String {
+    static func id(_ context: HubContext) throws -> String {
         let id = try APIPath.decode(context.parameters.require("installationId"))
         try Identifier.validate(id, as: .installationID)
         return id
     }
 
-    func put(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        let hub = try context.requireHub()
-        let registrant = try context.registrant(for: hub)
+    func put(_ request: Request, _ context: HubContext) async throws -> Response {
+        let hub = context.hub
+        let registrant = try context.registrant()
         let id = try Self.id(context)
-        try api.admitWrite(context, hub: hub)
+        try api.admitWrite(context)
         let buffer = try await api.body(request)
         var installation: Installation
         do {
@@ -50,18 +52,18 @@ struct InstallationsController {
         return try api.json(try await hub.installations.register(installation, as: registrant))
     }
 
-    func patch(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        let hub = try context.requireHub()
-        let registrant = try context.registrant(for: hub)
+    func patch(_ request: Request, _ context: HubContext) async throws -> Response {
+        let hub = context.hub
+        let registrant = try context.registrant()
         let id = try Self.id(context)
-        try api.admitWrite(context, hub: hub)
+        try api.admitWrite(context)
         let operations = try InstallationPatchOperation.parse(try await api.body(request).readableBytesView)
         return try api.json(try await hub.installations.patch(id: id, operations, as: registrant))
     }
 
-    func get(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        let hub = try context.requireHub()
-        let registrant = try context.registrant(for: hub)
+    func get(_ request: Request, _ context: HubContext) async throws -> Response {
+        let hub = context.hub
+        let registrant = try context.registrant()
         let id = try Self.id(context)
         guard let installation = try await hub.installations.installation(id: id, as: registrant) else {
             throw APIError(.notFound, code: "InstallationNotFound", message: "installation '\(id)' does not exist")
@@ -71,11 +73,11 @@ struct InstallationsController {
 
     /// 204 whether or not the installation existed (Azure's contract), and so also for one out of the caller's
     /// reach, which is left in place.
-    func delete(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        let hub = try context.requireHub()
-        let registrant = try context.registrant(for: hub)
+    func delete(_ request: Request, _ context: HubContext) async throws -> Response {
+        let hub = context.hub
+        let registrant = try context.registrant()
         let id = try Self.id(context)
-        try api.admitWrite(context, hub: hub)
+        try api.admitWrite(context)
         try await hub.installations.deleteInstallation(id: id, as: registrant)
         return Response(status: .noContent)
     }
@@ -85,16 +87,15 @@ struct InstallationsController {
         var continuationToken: String?
     }
 
-    func list(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.manage)
-        let hub = try context.requireHub()
+    func list(_ request: Request, _ context: HubContext) async throws -> Response {
+        let hub = context.hub
         let query = request.uri.queryParameters
         var expression: TagExpression?
         if let tags = query.get("tags") {
             guard !tags.allSatisfy(\.isWhitespace) else {
                 throw APIError.badRequest("InvalidTagExpression", "tags is blank; leave it out to list every installation")
             }
-            expression = try hub.parseExpression(tags)
+            expression = try context.parseExpression(tags)
         }
         let top = try HubAPI.integer(request, "top", default: 100, in: 1...1000)
         var cursor: InstallationCursor?

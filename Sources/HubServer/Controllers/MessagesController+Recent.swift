@@ -30,9 +30,8 @@ extension MessagesController {
         var continuationToken: String?
     }
 
-    func recent(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.manage)
-        let hub = try context.requireHub()
+    func recent(_ request: Request, _ context: HubContext) async throws -> Response {
+        let hub = context.hub
         let top = try HubAPI.integer(request, "top", default: 50, in: 1...1000)
         var cursor: RecentNotificationCursor?
         if let token = request.uri.queryParameters.get("continuationToken"), !token.isEmpty {

@@ -9,21 +9,23 @@ import NotificationHub
 struct MessagesController {
     let api: HubAPI
 
-    func addRoutes(to routes: Routes) {
-        routes.on(.post, "messages") { try await send($0, $1) }
-        routes.on(.get, "messages") { try await recent($0, $1) }
-        routes.on(.post, "messages/$batch") { try await batch($0, $1) }
-        routes.on(.get, "messages/{notificationId}") { try await details($0, $1) }
-        routes.on(.get, "messages/{notificationId}/feedback") { try await feedback($0, $1) }
+    var routes: RouteCollection<HubContext> {
+        let routes = RouteCollection(context: HubContext.self)
+        let send = routes.group().add(middleware: CallerRequirement.send)
+        send.post("messages") { try await self.send($0, $1) }
+        send.post("messages/$batch") { try await batch($0, $1) }
+        send.get("messages/{notificationId}") { try await details($0, $1) }
+        send.get("messages/{notificationId}/feedback") { try await feedback($0, $1) }
+        routes.group().add(middleware: CallerRequirement.manage).get("messages") { try await recent($0, $1) }
+        return routes
     }
 
-    func send(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.send)
+    func send(_ request: Request, _ context: HubContext) async throws -> Response {
         let send = try SendRequest(request, context, body: try await api.body(request), clock: api.clock)
         if request.uri.queryParameters.has("test") {
             let results = try await send.hub.sends.testSend(send.notification)
             let outcome = TestSendOutcome(results)
-            if HubAPI.wantsXML(request) { return HubAPI.xml(outcome.xml(), status: .created) }
+            if ResponseFormat(request) == .xml { return HubAPI.xml(outcome.xml(), status: .created) }
             return try api.json(outcome, status: .created)
         }
         return try await send.accept(request, scheduleTime: nil)
@@ -31,9 +33,8 @@ struct MessagesController {
 
     /// `POST /{hub}/messages/$batch?direct`: one notification to up to 1000 device handles, as a multipart/mixed
     /// body with a `notification` part (the payload) and a `devices` part (a JSON array of handles).
-    func batch(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.send)
-        let hub = try context.requireHub()
+    func batch(_ request: Request, _ context: HubContext) async throws -> Response {
+        let hub = context.hub
         guard request.uri.queryParameters.has("direct") else {
             throw APIError.badRequest("InvalidParameter", "a $batch send must be direct: add ?direct")
         }
@@ -41,13 +42,13 @@ struct MessagesController {
             throw APIError.badRequest("InvalidBatch", "send a multipart/mixed body with a boundary")
         }
         let buffer = try await api.body(request, limit: api.maximumBatchRequestBytes)
-        let format = try SendRequest.format(request, hub: hub)
+        let format = try SendRequest.format(request, adapters: context.configuration.adapters)
         let parts = try BatchMultipart.parse(buffer, contentType: contentType)
-        let platform = try SendRequest.directPlatform(format, hub: hub)
+        let platform = try SendRequest.directPlatform(format, adapters: context.configuration.adapters)
         var handles: [PushChannel] = []
         for handle in parts.devices {
             do {
-                try hub.configuration.adapters.validate(pushChannel: .handle(handle), platform: platform)
+                try context.configuration.adapters.validate(pushChannel: .handle(handle), platform: platform)
             } catch {
                 throw APIError(.badRequest, code: error.code.rawValue, message: "device handle #\(handles.count + 1): \(error.message)")
             }
@@ -58,11 +59,11 @@ struct MessagesController {
         let notification = Notification(
             format: format, body: parts.notification, headers: headers, audience: .handles(platform, handles),
             createdAt: api.clock.now())
-        return try await SendRequest(hub: hub, notification: notification).accept(request, scheduleTime: nil)
+        return try await SendRequest(context, notification: notification).accept(request, scheduleTime: nil)
     }
 
     /// The notification id of the path: 32 hexadecimal digits, as the hub issues them.
-    static func notificationID(_ context: HubRequestContext) throws -> String {
+    static func notificationID(_ context: HubContext) throws -> String {
         let id = try APIPath.decode(context.parameters.require("notificationId"))
         guard id.utf8.count == 32, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
             throw APIError(.notFound, code: "NotificationNotFound", message: "there is no notification with this id; ids are 32 lower-case hexadecimal digits")
@@ -70,17 +71,16 @@ struct MessagesController {
         return id
     }
 
-    func details(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.send)
-        let hub = try context.requireHub()
+    func details(_ request: Request, _ context: HubContext) async throws -> Response {
+        let hub = context.hub
         let id = try Self.notificationID(context)
         guard let record = try await hub.sends.record(id: id) else {
             throw APIError(.notFound, code: "NotificationNotFound", message: "notification '\(id)' does not exist")
         }
         let details = NotificationDetails(
             record: record, location: "\(HubAPI.origin(of: request))/\(hub.name)/messages/\(id)",
-            targetPlatforms: hub.configuration.adapters.platforms(for: record.notification.format))
-        if HubAPI.wantsXML(request) { return HubAPI.xml(details.xml(adapters: hub.configuration.adapters), status: .ok) }
+            targetPlatforms: context.configuration.adapters.platforms(for: record.notification.format))
+        if ResponseFormat(request) == .xml { return HubAPI.xml(details.xml(adapters: context.configuration.adapters), status: .ok) }
         return try api.json(details)
     }
 
@@ -99,9 +99,8 @@ struct MessagesController {
     }
 
     /// `GET /{hub}/messages/{id}/feedback`: the devices a notification failed to reach, pageable.
-    func feedback(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.send)
-        let hub = try context.requireHub()
+    func feedback(_ request: Request, _ context: HubContext) async throws -> Response {
+        let hub = context.hub
         let id = try Self.notificationID(context)
         guard try await hub.sends.record(id: id) != nil else {
             throw APIError(.notFound, code: "NotificationNotFound", message: "notification '\(id)' does not exist")
@@ -130,30 +129,45 @@ struct MessagesController {
 struct ScheduledNotificationsController {
     let api: HubAPI
 
-    func addRoutes(to routes: Routes) {
-        routes.on(.post, "schedulednotifications") { try await schedule($0, $1) }
-        routes.on(.delete, "schedulednotifications/{notificationId}") { try await cancel($0, $1) }
+    var routes: RouteCollection<HubContext> {
+        let routes = RouteCollection(context: HubContext.self)
+        let send = routes.group().add(middleware: CallerRequirement.send)
+        send.post("schedulednotifications") { try await schedule($0, $1) }
+        send.delete("schedulednotifications/{notificationId}") { try await cancel($0, $1) }
+        return routes
     }
 
-    func schedule(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.send)
+    func schedule(_ request: Request, _ context: HubContext) async throws -> Response {
         let send = try SendRequest(request, context, body: try await api.body(request), clock: api.clock)
         if request.uri.queryParameters.has("test") {
             throw APIError.badRequest("InvalidParameter", "a scheduled send cannot be a test send")
         }
         guard let text = request.headers[HTTPField.Name("ServiceBusNotification-ScheduleTime")!],
-            let time = HubDateFormat.date(from: text)
+            let time = Self.scheduleTime(text)
         else {
             throw APIError.badRequest(
                 "InvalidScheduleTime",
-                "set ServiceBusNotification-ScheduleTime to an ISO 8601 time such as 2026-12-01T09:00:00Z")
+                "set ServiceBusNotification-ScheduleTime to an ISO 8601 time such as 2026-12-01T09:00:00Z (a time without a zone is read as UTC)")
         }
         return try await send.accept(request, scheduleTime: time)
     }
 
-    func cancel(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.send)
-        let hub = try context.requireHub()
+    /// A schedule time: ISO 8601 with a zone, or Azure's .NET SDK's form, `yyyy-MM-ddTHH:mm:ss` without a zone
+    /// (`UtcDateTime.ToString("s")`), which Azure reads as UTC. Only that exact zone-less form is taken; anything
+    /// else without a zone (fractions, a date alone) is refused.
+    static func scheduleTime(_ text: String) -> Date? {
+        if let date = HubDateFormat.date(from: text) { return date }
+        let bytes = Array(text.utf8)
+        let digits = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
+        guard bytes.count == 19, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+            bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+            digits.allSatisfy({ (0x30...0x39).contains(bytes[$0]) })
+        else { return nil }
+        return HubDateFormat.date(from: text + "Z")
+    }
+
+    func cancel(_ request: Request, _ context: HubContext) async throws -> Response {
+        let hub = context.hub
         let id = try MessagesController.notificationID(context)
         guard try await hub.sends.cancel(id: id, now: api.clock.now()) else {
             throw APIError(
@@ -173,6 +187,10 @@ struct SendRequest {
         self.notification = notification
     }
 
+    init(_ context: HubContext, notification: NotificationHub.Notification) {
+        self.init(hub: context.hub, notification: notification)
+    }
+
     /// Request headers that are not passed through to platforms.
     static let reservedHeaders: Set<String> = [
         "authorization", "host", "content-length", "connection", "user-agent", "accept", "accept-encoding",
@@ -182,17 +200,18 @@ struct SendRequest {
     /// Reads a send: format, passthrough headers and audience (`?direct` with a handle, a tag expression, or, with
     /// no tags header at all, everyone). A tags header that is present but blank is a 400: a broadcast is never the
     /// result of an empty value.
-    init(_ request: Request, _ context: HubRequestContext, body: ByteBuffer, clock: any WallClock) throws {
-        let hub = try context.requireHub()
-        let format = try Self.format(request, hub: hub)
+    init(_ request: Request, _ context: HubContext, body: ByteBuffer, clock: any WallClock) throws {
+        let hub = context.hub
+        let adapters = context.configuration.adapters
+        let format = try Self.format(request, adapters: adapters)
         let headers = try Self.passthroughHeaders(request)
         let audience: Audience
         if request.uri.queryParameters.has("direct") {
             guard let handle = request.headers[HTTPField.Name("ServiceBusNotification-DeviceHandle")!], !handle.isEmpty else {
                 throw APIError.badRequest("MissingDeviceHandle", "a direct send needs the ServiceBusNotification-DeviceHandle header")
             }
-            let platform = try Self.directPlatform(format, hub: hub)
-            try hub.configuration.adapters.validate(pushChannel: .handle(handle), platform: platform)
+            let platform = try Self.directPlatform(format, adapters: adapters)
+            try adapters.validate(pushChannel: .handle(handle), platform: platform)
             audience = .handles(platform, [.handle(handle)])
         } else if let tags = request.headers[HTTPField.Name("ServiceBusNotification-Tags")!] {
             guard !tags.allSatisfy(\.isWhitespace) else {
@@ -200,7 +219,7 @@ struct SendRequest {
                     "InvalidTagExpression",
                     "ServiceBusNotification-Tags is blank; give a tag expression, or leave the header out to send to every device")
             }
-            audience = .tags(try hub.parseExpression(tags))
+            audience = .tags(try context.parseExpression(tags))
         } else {
             audience = .all
         }
@@ -210,15 +229,15 @@ struct SendRequest {
     }
 
     /// The send's format from `ServiceBusNotification-Format`.
-    static func format(_ request: Request, hub: Hub) throws -> NotificationFormat {
+    static func format(_ request: Request, adapters: AdapterSet) throws -> NotificationFormat {
         let formatName = request.headers[HTTPField.Name("ServiceBusNotification-Format")!]
         guard let formatName, !formatName.isEmpty else {
             throw APIError.badRequest(
                 "MissingFormat",
-                "set the ServiceBusNotification-Format header to one of: \(hub.configuration.adapters.formats.map(\.name).joined(separator: ", "))")
+                "set the ServiceBusNotification-Format header to one of: \(adapters.formats.map(\.name).joined(separator: ", "))")
         }
         let format = NotificationFormat(formatName)
-        try hub.configuration.adapters.checkFormat(format)
+        try adapters.checkFormat(format)
         return format
     }
 
@@ -236,8 +255,8 @@ struct SendRequest {
     }
 
     /// The platform a direct send in `format` goes to.
-    static func directPlatform(_ format: NotificationFormat, hub: Hub) throws -> Platform {
-        guard format != .template, let platform = hub.configuration.adapters.directPlatform(for: format) else {
+    static func directPlatform(_ format: NotificationFormat, adapters: AdapterSet) throws -> Platform {
+        guard format != .template, let platform = adapters.directPlatform(for: format) else {
             throw APIError.badRequest("InvalidFormat", "a direct send needs a native format, not '\(format)'")
         }
         return platform

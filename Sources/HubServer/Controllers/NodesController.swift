@@ -8,8 +8,10 @@ import NotificationHub
 struct NodesController {
     let api: HubAPI
 
-    func addRoutes(to routes: Routes) {
-        routes.on(.get, "nodes") { try await nodes($0, $1) }
+    var routes: RouteCollection<HubContext> {
+        let routes = RouteCollection(context: HubContext.self)
+        routes.group().add(middleware: CallerRequirement.manage).get("nodes") { try await nodes($0, $1) }
+        return routes
     }
 
     struct NodesResponse: Encodable {
@@ -29,9 +31,8 @@ struct NodesController {
         var nodes: [Node]
     }
 
-    func nodes(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.manage)
-        let hub = try context.requireHub()
+    func nodes(_ request: Request, _ context: HubContext) async throws -> Response {
+        let hub = context.hub
         let nodes = try await hub.worker.nodes().map { node in
             NodesResponse.Node(
                 id: node.id, name: node.name, startedTime: node.startedTime, heartbeatTime: node.heartbeatTime,

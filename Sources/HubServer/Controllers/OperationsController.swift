@@ -13,22 +13,24 @@ struct OperationsController {
         var config: ConfigurationStatus.Snapshot
     }
 
-    func addRoutes(to routes: Routes) {
+    var routes: RouteCollection<HubRequestContext> {
+        let routes = RouteCollection(context: HubRequestContext.self)
         let status = api.status
-        routes.on(.get, "healthz") { _, _ in
+        routes.get("healthz") { _, _ in
             // The running configuration: its file's hash, when it was loaded and how the last reload went. No secret.
             try api.json(Health(status: "ok", config: status.snapshot))
         }
         let metrics = api.metrics
-        routes.on(.get, "metrics") { _, _ in
+        routes.get("metrics") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: .init(byteBuffer: ByteBuffer(string: metrics?.emitToString() ?? "")))
         }
-        routes.on(.get, "openapi.yaml") { _, _ in
+        routes.get("openapi.yaml") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/yaml"],
                 body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }
+        return routes
     }
 }

@@ -8,8 +8,10 @@ import NotificationHub
 struct RatesController {
     let api: HubAPI
 
-    func addRoutes(to routes: Routes) {
-        routes.on(.get, "rates") { try await rates($0, $1) }
+    var routes: RouteCollection<HubContext> {
+        let routes = RouteCollection(context: HubContext.self)
+        routes.group().add(middleware: CallerRequirement.manage).get("rates") { try await rates($0, $1) }
+        return routes
     }
 
     struct DeliveryRatesResponse: Encodable {
@@ -27,9 +29,8 @@ struct RatesController {
         var series: [Series]
     }
 
-    func rates(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.manage)
-        let hub = try context.requireHub()
+    func rates(_ request: Request, _ context: HubContext) async throws -> Response {
+        let hub = context.hub
         let capacity = hub.worker.deliveryRates.capacity
         let seconds = try HubAPI.integer(request, "seconds", default: capacity, in: 1...capacity)
         let step = try HubAPI.integer(request, "step", default: 1, in: 1...seconds)

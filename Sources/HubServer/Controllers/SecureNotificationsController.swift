@@ -12,9 +12,13 @@ import NotificationHub
 struct SecureNotificationsController {
     let api: HubAPI
 
-    func addRoutes(to routes: Routes) {
-        routes.on(.post, "securenotifications") { try await create($0, $1) }
-        routes.on(.get, "securenotifications/{secureId}") { try await read($0, $1) }
+    var routes: RouteCollection<HubContext> {
+        let routes = RouteCollection(context: HubContext.self)
+        routes.group().add(middleware: CallerRequirement.send).post("securenotifications") { try await create($0, $1) }
+        routes.group().add(middleware: CallerRequirement.deviceUser).get("securenotifications/{secureId}") {
+            try await read($0, $1)
+        }
+        return routes
     }
 
     struct CreateRequest: Decodable {
@@ -30,10 +34,9 @@ struct SecureNotificationsController {
         var expiresAt: String
     }
 
-    func create(_ request: Request, _ context: HubRequestContext) async throws -> Response {
-        try context.require(.send)
-        let hub = try context.requireHub()
-        guard hub.configuration.securePush != nil else {
+    func create(_ request: Request, _ context: HubContext) async throws -> Response {
+        let hub = context.hub
+        guard context.configuration.securePush != nil else {
             throw APIError(
                 .notFound, code: "SecurePushDisabled",
                 message: "secure push is not configured for hub '\(hub.name)'; add a securePush section to hub.yaml")
@@ -80,9 +83,9 @@ struct SecureNotificationsController {
             status: .created, headers: [.location: location])
     }
 
-    func read(_ request: Request, _ context: HubRequestContext) async throws -> Response {
+    func read(_ request: Request, _ context: HubContext) async throws -> Response {
         let user = try context.requireUser()
-        let hub = try context.requireHub()
+        let hub = context.hub
         let id = try APIPath.decode(context.parameters.require("secureId"))
         guard Identifier.isValid(id, as: .secureNotificationID),
             let (payload, createdAt) = try await hub.securePush.readSecureNotification(id: id, user: user)

@@ -9,14 +9,15 @@ public enum ETagCondition: Sendable, Hashable {
     /// `If-Match: "3"`: the registration must exist with this ETag.
     case equals(Int)
 
-    /// Parses an `If-Match` header: `*`, `"3"`, `W/"3"` or `3`.
+    /// Parses an `If-Match` header: `*`, `"3"`, `W/"3"` or `3`; and `"*"`, the quoted star Azure's .NET SDK sends
+    /// from `DeleteRegistrationAsync(id)` and `UpdateRegistrationAsync` without an ETag, which Azure reads as `*`.
     public init(ifMatch header: String?) throws(HubError) {
         guard let header else {
             self = .unconditional
             return
         }
         var text = header.trimmingCharacters(in: .whitespaces)
-        if text == "*" {
+        if text == "*" || text == "\"*\"" {
             self = .exists
             return
         }
