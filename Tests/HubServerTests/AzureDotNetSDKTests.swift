@@ -193,6 +193,75 @@ import Testing
         }
     }
 
+    /// `SendDirectNotificationAsync(notification, handles)`: a `multipart/mixed` body with the SDK's quoted
+    /// boundary and `inline; name=…` parts; `PatchInstallationAsync` with the SDK's lower-case ops and a null
+    /// value on remove; `CancelNotificationAsync` of a scheduled send by the id from its `Location`.
+    @Test func batchPatchAndCancel() async throws {
+        try await Self.run { harness, apple in
+            let boundary = "nh-batch-multipart-boundary"
+            let body = [
+                "--\(boundary)", "Content-Type: application/json; charset=utf-8", "Content-Disposition: inline; name=notification",
+                "", #"{"aps":{"alert":"Batch"}}"#,
+                "--\(boundary)", "Content-Type: application/json; charset=utf-8", "Content-Disposition: inline; name=devices",
+                "", #"["dev-b1","dev-b2"]"#, "--\(boundary)--", "",
+            ].joined(separator: "\r\n")
+            let batch = try await Self.call(
+                harness, .post, "/demo/messages/$batch?direct", key: "send",
+                headers: [
+                    .contentType: #"multipart/mixed; boundary="\#(boundary)""#,
+                    HTTPField.Name("ServiceBusNotification-Format")!: "apple",
+                ],
+                body: body)
+            #expect(batch.status == .created, "\(batch.text)")
+            let batchID = try #require(batch.headers[.location]?.split(separator: "/").last.map(String.init))
+            _ = try await harness.waitForFinal(batchID)
+            #expect(Set(apple.received.map(\.handle)).isSuperset(of: ["dev-b1", "dev-b2"]))
+
+            _ = try await Self.call(
+                harness, .put, "/demo/installations/Tablet-9", key: "listen",
+                body: #"{"installationId":"Tablet-9","platform":"apns","pushChannel":"dev-t9","tags":["a","b"]}"#)
+            let patch = try await Self.call(
+                harness, .patch, "/demo/installations/Tablet-9", key: "listen",
+                headers: [.contentType: "application/json-patch+json"],
+                body: #"[{"op":"add","path":"/tags","value":"Team:Blue"},{"op":"remove","path":"/tags/a","value":null}]"#)
+            #expect(patch.status == .ok, "\(patch.text)")
+            let tags = try #require(patch.json?["tags"] as? [String])
+            #expect(Set(tags) == ["b", "Team:Blue"])
+
+            let scheduled = try await Self.call(
+                harness, .post, "/demo/schedulednotifications", key: "send",
+                headers: [
+                    .contentType: "application/json", HTTPField.Name("ServiceBusNotification-Format")!: "apple",
+                    HTTPField.Name("ServiceBusNotification-ScheduleTime")!: "2099-01-01T00:00:00",
+                ],
+                body: #"{"aps":{"alert":"Later"}}"#)
+            let scheduledID = try #require(scheduled.headers[.location]?.split(separator: "/").last.map(String.init))
+            let cancel = try await Self.call(harness, .delete, "/demo/schedulednotifications/\(scheduledID)", key: "send")
+            #expect(cancel.status == .ok)
+        }
+    }
+
+    /// `SendTemplateNotificationAsync(properties, tag)`: the properties as a JSON object, format `template`.
+    @Test func templateSendReachesTheTemplate() async throws {
+        try await Self.run { harness, apple in
+            let put = try await Self.call(
+                harness, .put, "/demo/installations/Phone-3", key: "listen",
+                body: #"{"installationId":"Phone-3","platform":"apns","pushChannel":"dev-p3","tags":["username:bob"],"templates":{"greeting":{"body":"{\"aps\":{\"alert\":\"$(message)\"}}"}}}"#)
+            #expect(put.status == .ok, "\(put.text)")
+            let send = try await Self.call(
+                harness, .post, "/demo/messages", key: "send",
+                headers: [
+                    .contentType: "application/json", HTTPField.Name("ServiceBusNotification-Format")!: "template",
+                    HTTPField.Name("ServiceBusNotification-Tags")!: "username:bob",
+                ],
+                body: #"{"message":"Hi Bob"}"#)
+            #expect(send.status == .created, "\(send.text)")
+            let id = try #require(send.headers[.location]?.split(separator: "/").last.map(String.init))
+            _ = try await harness.waitForFinal(id)
+            #expect(apple.received.contains { $0.handle == "dev-p3" && $0.payload == #"{"aps":{"alert":"Hi Bob"}}"# })
+        }
+    }
+
     /// Errors are Azure's XML to a client that asks for nothing else, JSON to one that asks for JSON.
     @Test func errorsFollowAccept() async throws {
         try await Self.run { harness, _ in
