@@ -140,6 +140,8 @@ import Testing
             #expect(counts.children.first?.children.map(\.name) == ["Name", "Count"])
             #expect(counts.children.first?.children.map(\.text) == ["Success", "1"])
             #expect(apple.received.count == 1)
+            // The SDK's per-request TrackingId is not part of the notification.
+            #expect(apple.received.first?.headers.keys.contains { $0.lowercased() == "trackingid" } == false)
 
             // A client that asks for JSON keeps today's JSON.
             let json = try await harness.request(.get, "/demo/messages/\(id)", key: "send")

@@ -191,10 +191,11 @@ struct SendRequest {
         self.init(hub: context.hub, notification: notification)
     }
 
-    /// Request headers that are not passed through to platforms.
+    /// Request headers that are not passed through to platforms (`TrackingId` is the id Azure's SDKs give each
+    /// request, not part of the notification).
     static let reservedHeaders: Set<String> = [
         "authorization", "host", "content-length", "connection", "user-agent", "accept", "accept-encoding",
-        "accept-language", "transfer-encoding", "expect", "te", "keep-alive", "idempotency-key",
+        "accept-language", "transfer-encoding", "expect", "te", "keep-alive", "idempotency-key", "trackingid",
     ]
 
     /// Reads a send: format, passthrough headers and audience (`?direct` with a handle, a tag expression, or, with
