@@ -277,8 +277,8 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         let priority: String?
         let expiration: String?
         do throws(HubError) {
-            priority = try APNsSendOptions.priority(in: headers)
-            expiration = try APNsSendOptions.expiration(in: headers)
+            priority = try APNsSendOptions.priority(in: headers, checkingValues: false)
+            expiration = try APNsSendOptions.expiration(in: headers, checkingValues: false)
         } catch {
             return .failure(Rejected(result: DeliveryResult(.invalidNotificationFormat, reason: error.message)))
         }

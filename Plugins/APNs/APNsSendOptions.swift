@@ -6,6 +6,9 @@ import AdapterKit
 /// `ServiceBusNotification-Apns-Expiry`, a time rather than APNs's UNIX seconds. Each may be given alongside the
 /// APNs header it stands for (`apns-priority`, `apns-expiration`); when both are given they must agree, since
 /// choosing one would silently drop the other.
+///
+/// A send is checked in full when it is accepted. Building a request (`checkingValues: false`) checks only what the
+/// hub itself has to translate or choose between: APNs's own header values go out as given, for APNs to judge.
 public enum APNsSendOptions {
     /// The header the .NET SDK sends for `AppleNotification.Priority`.
     public static let sdkPriorityHeader = "X-Apns-Priority"
@@ -14,11 +17,12 @@ public enum APNsSendOptions {
 
     /// The `apns-priority` to send: `apns-priority` or `X-Apns-Priority`, which must be `10`, `5` or `1`.
     ///
-    /// Throws ``HubError/Code/invalidNotification`` for another value, or when both headers are given and differ.
-    public static func priority(in headers: NotificationHeaders) throws(HubError) -> String? {
+    /// Throws ``HubError/Code/invalidNotification`` for another value (unless `checkingValues` is `false`), or when
+    /// both headers are given and differ.
+    public static func priority(in headers: NotificationHeaders, checkingValues: Bool = true) throws(HubError) -> String? {
         let native = headers["apns-priority"]
         let sdk = headers[sdkPriorityHeader]
-        for (name, value) in [("apns-priority", native), (sdkPriorityHeader, sdk)] {
+        for (name, value) in [("apns-priority", native), (sdkPriorityHeader, sdk)] where checkingValues {
             if let value, !["1", "5", "10"].contains(value) {
                 throw HubError(.invalidNotification, "\(name) must be 10, 5 or 1, not '\(value.prefix(20))'")
             }
@@ -34,11 +38,12 @@ public enum APNsSendOptions {
     /// The `apns-expiration` to send (UNIX seconds): `apns-expiration`, or `ServiceBusNotification-Apns-Expiry`
     /// converted (see ``unixSeconds(expiry:)``).
     ///
-    /// Throws ``HubError/Code/invalidNotification`` for a value that is not one of those forms, or when both
-    /// headers are given and name different seconds.
-    public static func expiration(in headers: NotificationHeaders) throws(HubError) -> String? {
+    /// Throws ``HubError/Code/invalidNotification`` for a value that is not one of those forms (for
+    /// `apns-expiration`, unless `checkingValues` is `false`), or when both headers are given and name different
+    /// seconds.
+    public static func expiration(in headers: NotificationHeaders, checkingValues: Bool = true) throws(HubError) -> String? {
         let native = headers["apns-expiration"]
-        if let native, Int64(native).map({ $0 < 0 }) ?? true {
+        if checkingValues, let native, Int64(native).map({ $0 < 0 }) ?? true {
             throw HubError(.invalidNotification, "apns-expiration must be a UNIX time in seconds (or 0)")
         }
         guard let text = headers[sdkExpiryHeader] else { return native }
