@@ -94,7 +94,8 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
     }
 
     /// Checks the payload (a JSON object with an `aps` dictionary, within 4096 bytes or 5120 for `voip`) and the
-    /// passthrough `apns-*` headers.
+    /// passthrough `apns-*` headers, with the .NET SDK's `X-Apns-Priority` and `ServiceBusNotification-Apns-Expiry`
+    /// (see ``APNsSendOptions``).
     public func validate(notification: NotificationContent) throws(HubError) {
         let headers = notification.headers
         let pushType = headers["apns-push-type"]?.lowercased()
@@ -108,22 +109,15 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             throw HubError(.invalidNotification, "an APNs payload must be a JSON object with an \"aps\" dictionary")
         }
         let effectiveType = pushType ?? (shape.isBackground ? "background" : "alert")
-        if let priority = headers["apns-priority"] {
-            guard ["1", "5", "10"].contains(priority) else {
-                throw HubError(.invalidNotification, "apns-priority must be 10, 5 or 1")
-            }
-            if effectiveType == "background" && priority != "5" {
-                throw HubError(.invalidNotification, "background notifications must have apns-priority 5")
-            }
+        if let priority = try APNsSendOptions.priority(in: headers), effectiveType == "background", priority != "5" {
+            throw HubError(.invalidNotification, "background notifications must have apns-priority 5")
         }
         if let topic = headers["apns-topic"], resolveTopic(topic, pushType: effectiveType) == nil {
             throw HubError(
                 .invalidNotification,
                 "apns-topic '\(topic)' is not one of this hub's apps (\(topics.sorted().joined(separator: ", "))) with the \(effectiveType) suffix")
         }
-        if let expiration = headers["apns-expiration"], Int64(expiration).map({ $0 < 0 }) ?? true {
-            throw HubError(.invalidNotification, "apns-expiration must be a UNIX time in seconds (or 0)")
-        }
+        _ = try APNsSendOptions.expiration(in: headers)
         if let collapseID = headers["apns-collapse-id"], collapseID.utf8.count > 64 {
             throw HubError(.invalidNotification, "apns-collapse-id must be at most 64 bytes")
         }
@@ -157,9 +151,11 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
     }
 
     /// A template's expiry becomes `apns-expiration` (through `ServiceBusNotification-Expiry`) unless the template
-    /// sets `apns-expiration` itself.
+    /// sets `apns-expiration` or `ServiceBusNotification-Apns-Expiry` itself.
     public func applyTemplateExpiry(_ expiry: String, to headers: inout NotificationHeaders) {
-        if headers["apns-expiration"] == nil { headers[NotificationHeaders.expiry] = expiry }
+        if headers["apns-expiration"] == nil, headers[APNsSendOptions.sdkExpiryHeader] == nil {
+            headers[NotificationHeaders.expiry] = expiry
+        }
     }
 
     /// The topic to send: an explicit `apns-topic` if it names a configured app (with or without the push type's
@@ -278,6 +274,14 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             return .failure(Rejected(result: DeliveryResult(.invalidNotificationFormat, reason: "BadPayload")))
         }
         let headers = delivery.headers
+        let priority: String?
+        let expiration: String?
+        do throws(HubError) {
+            priority = try APNsSendOptions.priority(in: headers, checkingValues: false)
+            expiration = try APNsSendOptions.expiration(in: headers, checkingValues: false)
+        } catch {
+            return .failure(Rejected(result: DeliveryResult(.invalidNotificationFormat, reason: error.message)))
+        }
         let pushType = headers["apns-push-type"]?.lowercased() ?? (shape.isBackground ? "background" : "alert")
         let limit = pushType == "voip" ? 5120 : 4096
         if delivery.payload.readableBytes > limit {
@@ -299,11 +303,11 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         fields.add(name: "authorization", value: authorization, indexing: neverIndex ? .neverIndexed : .indexable)
         fields.add(name: "apns-push-type", value: pushType)
         fields.add(name: "apns-topic", value: topic)
-        fields.add(name: "apns-priority", value: headers["apns-priority"] ?? (pushType == "background" ? "5" : "10"))
+        fields.add(name: "apns-priority", value: priority ?? (pushType == "background" ? "5" : "10"))
         fields.add(
             name: "apns-id", value: Self.apnsID(notificationID: delivery.notificationID, deviceToken: token),
             indexing: .nonIndexable)
-        if let expiration = headers["apns-expiration"] ?? headers[NotificationHeaders.expiry].flatMap(Self.epochSeconds) {
+        if let expiration = expiration ?? headers[NotificationHeaders.expiry].flatMap(Self.epochSeconds) {
             fields.add(name: "apns-expiration", value: expiration)
         }
         if let collapseID = headers["apns-collapse-id"] { fields.add(name: "apns-collapse-id", value: collapseID) }

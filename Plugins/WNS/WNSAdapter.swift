@@ -17,6 +17,9 @@ import Synchronization
 ///
 /// Without `X-WNS-Type`, the type is inferred from the body: an XML document whose root element is `toast`, `tile`
 /// or `badge` is sent as that type, anything else as `wns/raw`.
+///
+/// Toast, tile and badge documents go to WNS as UTF-8; a declaration naming `utf-16` on UTF-8 bytes (how the .NET
+/// SDK sends every XML notification) is rewritten to name `utf-8` (see ``WNSXMLEncoding``).
 public final class WNSAdapter: PlatformAdapter, Sendable {
     /// The WNS platform and the `windows` format.
     public let descriptor = PlatformDescriptor(
@@ -99,8 +102,8 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
             "the WNS channel URI's host '\(host)' is not a WNS host (*.notify.windows.com) nor one of allowedChannelHosts")
     }
 
-    /// Checks a `windows` payload: size, `X-WNS-*` headers, and for toast/tile/badge well-formed XML with the
-    /// matching root element.
+    /// Checks a `windows` payload: size, `X-WNS-*` headers, and for toast/tile/badge well-formed UTF-8 XML with the
+    /// matching root element (see ``WNSXMLEncoding`` for the declaration the .NET SDK adds).
     public func validate(notification: NotificationContent) throws(HubError) {
         _ = try WNSPayloadRules.check(payload: notification.body, headers: notification.headers)
     }
@@ -143,7 +146,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         prepared.reserveCapacity(deliveries.count)
         // Template deliveries carry rendered bodies and headers, so every delivery is checked; identical bodies
         // (a native send) are checked once per batch.
-        var checked: [CheckKey: HubError?] = [:]
+        var checked: [CheckKey: Result<ByteBuffer, HubError>] = [:]
         for (index, delivery) in deliveries.enumerated() {
             guard let uri = delivery.pushChannel.handle else {
                 results[index] = DeliveryResult(.badChannel, reason: "the channel is not a URI")
@@ -152,24 +155,21 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
             do throws(HubError) {
                 let type = try WNSPayloadRules.checkHeaders(delivery.headers, payload: delivery.payload)
                 let key = CheckKey(payload: delivery.payload, type: type.rawValue)
-                let failure: HubError?
+                let document: Result<ByteBuffer, HubError>
                 if let known = checked[key] {
-                    failure = known
+                    document = known
                 } else {
-                    do {
+                    document = Result { () throws(HubError) -> ByteBuffer in
                         try WNSPayloadRules.checkBody(delivery.payload, type: type)
-                        failure = nil
-                    } catch {
-                        failure = error
                     }
-                    checked[key] = failure
+                    checked[key] = document
                 }
-                if let failure { throw failure }
+                let payload = try document.get()
                 var headers: [(String, String)] = []
                 for name in WNSPayloadRules.passthroughHeaders {
                     if let value = delivery.headers[name] { headers.append((name, value)) }
                 }
-                prepared.append((index, PreparedRequest(uri: uri, type: type, payload: delivery.payload, headers: headers)))
+                prepared.append((index, PreparedRequest(uri: uri, type: type, payload: payload, headers: headers)))
             } catch {
                 results[index] = DeliveryResult(
                     error.code == .payloadTooLarge ? .invalidNotificationSize : .invalidNotificationFormat,

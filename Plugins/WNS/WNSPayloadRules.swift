@@ -15,8 +15,9 @@ public enum WNSPayloadRules {
     /// Checks the body and headers; returns the notification type to send.
     ///
     /// The type is `X-WNS-Type` when given; otherwise it is inferred from the body (see
-    /// ``WNSNotificationType/inferred(from:)``). Toast, tile and badge bodies must be well-formed XML whose root
-    /// element matches the type.
+    /// ``WNSNotificationType/inferred(from:)``). Toast, tile and badge bodies must be well-formed UTF-8 XML whose
+    /// root element matches the type (a declaration naming `utf-16` on UTF-8 bytes, as the .NET SDK sends, is
+    /// accepted; see ``WNSXMLEncoding``).
     public static func check(payload: ByteBuffer, headers: NotificationHeaders) throws(HubError) -> WNSNotificationType {
         let type = try checkHeaders(headers, payload: payload)
         try checkBody(payload, type: type)
@@ -48,21 +49,25 @@ public enum WNSPayloadRules {
         return type
     }
 
-    /// Checks the body against its type: size, and for XML types well-formedness and the root element.
-    static func checkBody(_ payload: ByteBuffer, type: WNSNotificationType) throws(HubError) {
+    /// Checks the body against its type and returns the bytes to send WNS: size, and for XML types the encoding
+    /// (see ``WNSXMLEncoding``), well-formedness and the root element.
+    @discardableResult
+    static func checkBody(_ payload: ByteBuffer, type: WNSNotificationType) throws(HubError) -> ByteBuffer {
         if payload.readableBytes > maximumPayloadBytes {
             throw HubError(
                 .payloadTooLarge,
                 "the windows payload is \(payload.readableBytes) bytes; WNS accepts at most \(maximumPayloadBytes) bytes")
         }
-        guard let root = type.rootElement else { return }
+        guard let root = type.rootElement else { return payload }
+        let document = try WNSXMLEncoding.documentToSend(payload, what: "the \(type) payload")
         try XMLWellFormedness.check(
-            String(decoding: payload.readableBytesView, as: UTF8.self), what: "the \(type) payload", code: .invalidNotification)
-        let found = XMLRootElement.name(in: payload.readableBytesView)
+            String(decoding: document.readableBytesView, as: UTF8.self), what: "the \(type) payload", code: .invalidNotification)
+        let found = XMLRootElement.name(in: document.readableBytesView)
         guard found == root else {
             throw HubError(
                 .invalidNotification,
                 "a \(type) payload's root element must be <\(root)>, not <\(found ?? "?")>")
         }
+        return document
     }
 }

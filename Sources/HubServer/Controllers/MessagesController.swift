@@ -242,12 +242,14 @@ struct SendRequest {
         return format
     }
 
-    /// The request headers that travel with the notification to the platform.
+    /// The request headers that travel with the notification to the platform. Of the `ServiceBusNotification-*`
+    /// headers only `ServiceBusNotification-Apns-Expiry` (the .NET SDK's `AppleNotification.Expiry`) travels.
     static func passthroughHeaders(_ request: Request) throws -> NotificationHeaders {
         var headers = NotificationHeaders()
         for field in request.headers {
             let name = field.name.canonicalName
-            if reservedHeaders.contains(name) || name.hasPrefix("servicebusnotification-") || name.hasPrefix("x-ms-") {
+            let hubHeader = name.hasPrefix("servicebusnotification-") && name != "servicebusnotification-apns-expiry"
+            if reservedHeaders.contains(name) || hubHeader || name.hasPrefix("x-ms-") {
                 continue
             }
             headers[field.name.rawName] = field.value

@@ -174,6 +174,9 @@ extension WNSEmulator {
             if let known {
                 found = known
             } else {
+                if let problem = Self.encodingProblem(request.body) {
+                    return wnsError(.badRequest, problem)
+                }
                 do {
                     try XMLWellFormedness.check(payload, what: "the payload", code: .invalidNotification)
                 } catch {
@@ -229,6 +232,30 @@ extension WNSEmulator {
         headers.add(name: "X-WNS-Msg-ID", value: messageID)
         if requestForStatus == "true" { headers.add(name: "X-WNS-DeviceConnectionStatus", value: "connected") }
         return WNSHTTPResponse(status: .ok, headers: headers)
+    }
+
+    /// Why an XML payload's bytes are not a UTF-8 document WNS can read, or `nil` when they are.
+    ///
+    /// WNS reads toast, tile and badge documents as UTF-8, and its XML parser refuses a document whose declaration
+    /// names another encoding than the one its bytes are in: `encoding="utf-16"` on bytes without a UTF-16
+    /// byte-order mark fails to switch to UTF-16. So the emulator takes valid UTF-8 whose declaration, if any, names
+    /// `utf-8`; that is the only form a hub has reason to send.
+    static func encodingProblem(_ body: ByteBuffer) -> String? {
+        guard let text = String(validating: body.readableBytesView, as: UTF8.self) else {
+            return "The XML payload is not valid UTF-8"
+        }
+        var rest = Substring(text)
+        if rest.first == "\u{FEFF}" { rest = rest.dropFirst() }
+        guard rest.hasPrefix("<?xml"), let afterName = rest.dropFirst(5).first, afterName.isWhitespace,
+            let end = rest.range(of: "?>")
+        else { return nil }
+        let declaration = rest[..<end.lowerBound]
+        guard let match = declaration.firstMatch(of: #/\sencoding\s*=\s*["']([^"']*)["']/#) else { return nil }
+        let encoding = String(match.output.1)
+        guard encoding.lowercased() == "utf-8" else {
+            return "The XML declaration names encoding '\(encoding.prefix(40))', which does not match the payload's UTF-8 bytes"
+        }
+        return nil
     }
 
     /// The first element's name of an XML document (after the declaration, comments and DOCTYPE).
