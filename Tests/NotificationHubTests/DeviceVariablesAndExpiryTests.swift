@@ -183,6 +183,18 @@ import Testing
                 let native = try await hub.dispatcher.dispatch(
                     Notification(format: .apple, body: #"{"aps":{}}"#, audience: .tags(.tag("greeting"))))
                 #expect(native.count(of: .success) == 0)
+
+                // A name widens a template send's candidates only for expressions that mention it.
+                var named = Self.phone("named")
+                named.templates = ["welcome": InstallationTemplate(body: #"{"aps":{}}"#)]
+                _ = try await hub.installations.register(named)
+                let byOtherTag = try await store.query(
+                    InstallationQuery(expression: .tag("news"), scope: .includingTemplates), after: nil, limit: 10)
+                #expect(byOtherTag.installations.map(\.installationID) == ["phone"])
+                let byName = try await store.query(
+                    InstallationQuery(expression: try TagExpression(parsing: "news || welcome"), scope: .includingTemplates),
+                    after: nil, limit: 10)
+                #expect(byName.installations.map(\.installationID) == ["phone", "named"])
             }
         }
     }

@@ -280,12 +280,18 @@ public final class SQLInstallationStore: InstallationStore {
         return .text(String(decoding: try encoder.encode(variables), as: UTF8.self))
     }
 
-    /// An installation's tag index entries: its own and system tags in scope 0, its templates' tags (with each
-    /// template's implicit name tag, ``InstallationTemplate/implicitTag(name:)``) in scope 1.
+    /// An installation's tag index entries: its own and system tags in scope 0, its templates' tags in scope 1, and
+    /// its templates' implicit name tags (``InstallationTemplate/implicitTag(name:)``) in scope 2, so that a template
+    /// send's candidates grow only by the installations whose template the expression names.
     static func tagEntries(of installation: Installation) -> [(tag: String, scope: Int)] {
         var entries: [(tag: String, scope: Int)] = Set(installation.tags).union(installation.systemTags).map { ($0, 0) }
+        var names = Set<String>()
+        for name in installation.templates.keys {
+            if let tag = InstallationTemplate.implicitTag(name: name) { names.insert(tag) }
+        }
+        entries += names.map { ($0, 2) }
         var templateTags = Set<String>()
-        for (name, template) in installation.templates { templateTags.formUnion(template.routingTags(name: name)) }
+        for template in installation.templates.values { templateTags.formUnion(template.tags) }
         entries += templateTags.map { ($0, 1) }
         return entries
     }
@@ -463,11 +469,16 @@ struct SQLTagQuery {
                     conditions.append(predicate(rest, scopes: "0"))
                 }
             case .includingTemplates:
-                // Installations without template tags are matched exactly; those with template tags are all
-                // candidates and are refined per template by the caller.
+                // Installations without template tags are matched exactly; those with template tags, or with a
+                // template named by a tag of the expression (scope 2), are candidates and are refined per template
+                // by the caller. A name the expression does not mention cannot change whether a template matches.
                 let exact = predicate(expression, scopes: "0")
+                let named = expression.tags.sorted()
+                binds += named.map { .text($0) }
+                let marks = Array(repeating: "?", count: named.count).joined(separator: ", ")
                 conditions.append(
-                    "(\(exact) OR EXISTS (SELECT 1 FROM installation_tags s WHERE s.rid = i.rid AND s.scope = 1))")
+                    "(\(exact) OR EXISTS (SELECT 1 FROM installation_tags s WHERE s.rid = i.rid AND s.scope = 1)"
+                        + " OR EXISTS (SELECT 1 FROM installation_tags n WHERE n.rid = i.rid AND n.scope = 2 AND n.tag IN (\(marks))))")
             }
         }
         if let platforms = query.platforms {
