@@ -285,7 +285,15 @@ import Testing
             let change = try await harness.request(.put, "/demo/registrations/\(projection)", key: "listen", headers: Self.atom, body: Self.appleNative("dev-x"))
             #expect(change.status == .conflict)
             #expect(change.errorMessage?.contains("installation 'phone'") == true)
-            #expect(try await harness.request(.delete, "/demo/registrations/\(projection)", key: "listen").status == .conflict)
+            // Deleting a template's registration removes that template from the installation; the native
+            // registration stands for the installation, which goes with it.
+            #expect(try await harness.request(.delete, "/demo/registrations/\(projection)", key: "listen").status == .ok)
+            #expect(try await harness.request(.get, "/demo/registrations/\(projection)", key: "listen").status == .notFound)
+            #expect(try await harness.request(.get, "/demo/installations/phone", key: "listen").json?["templates"] == nil)
+            let native = RegistrationID.projection(installationID: "phone")
+            #expect(try await harness.request(.delete, "/demo/registrations/\(native)", key: "listen").status == .ok)
+            #expect(try await harness.request(.get, "/demo/installations/phone", key: "listen").status == .notFound)
+            #expect(try await harness.request(.delete, "/demo/registrations/\(native)", key: "listen").status == .notFound)
 
             for (query, code) in [("$filter=Tags eq 'a'", "UnsupportedFilter"), ("$top=0", "InvalidParameter"), ("continuationtoken=zz", "InvalidContinuationToken")] {
                 let refused = try await harness.request(.get, "/demo/registrations?\(query.replacingOccurrences(of: " ", with: "%20"))", key: "manage")

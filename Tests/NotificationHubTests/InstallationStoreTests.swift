@@ -138,11 +138,12 @@ import Testing
                 _ = try await store.upsert(first, as: .user("alice"))
                 #expect(
                     try await Self.indexEntries(of: "a", in: store)
-                        == ["$InstallationId:{a}/0", "$UserId:{alice}/0", "kept/0", "old/0", "oldTemplate/1"])
+                        == ["$InstallationId:{a}/0", "$UserId:{alice}/0", "kept/0", "old/0", "oldTemplate/1", "t/2"])
                 var second = Self.installation("a", tags: ["kept", "new"], user: "alice")
                 second.templates = ["t": InstallationTemplate(body: #"{"a":"$(m)"}"#, tags: ["newTemplate"])]
                 let stored = try await store.upsert(second, as: .user("alice"))
-                let expected = ["$InstallationId:{a}/0", "$UserId:{alice}/0", "kept/0", "new/0", "newTemplate/1"]
+                // The template's name is one of its tags, in a scope of its own (2).
+                let expected = ["$InstallationId:{a}/0", "$UserId:{alice}/0", "kept/0", "new/0", "newTemplate/1", "t/2"]
                 #expect(try await store.installation(id: "a") == stored)
                 #expect(try await Self.indexEntries(of: "a", in: store) == expected)
 

@@ -203,7 +203,9 @@ import Testing
                     InstallationQuery(expression: .tag("x"), scope: .includingTemplates, kinds: .templateSends), after: nil, limit: 10)
                 #expect(Set(templateSend.installations.map(\.installationID)) == ["templated", "inst"])
                 let templated = try #require(templateSend.installations.first { $0.installationID == "templated" })
-                #expect(templated.templates["t"]?.headers == ["X-A": "$(a)", "X-B": "2"])
+                // A registration's template is the row's only one, under an empty name: its TemplateName is no tag.
+                #expect(templated.templates.keys.sorted() == [""])
+                #expect(templated.templates[""]?.headers == ["X-A": "$(a)", "X-B": "2"])
                 #expect(try await store.query(InstallationQuery(expression: .tag(SystemTag.installationID("native"))), after: nil, limit: 10).installations.isEmpty)
                 let listing = try await store.query(InstallationQuery(kinds: .installations), after: nil, limit: 10)
                 #expect(listing.installations.map(\.installationID) == ["inst"])

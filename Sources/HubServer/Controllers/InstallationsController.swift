@@ -48,7 +48,6 @@ struct InstallationsController {
             throw APIError.badRequest(
                 "InvalidInstallation", "installationId in the body must be the id in the URL, byte for byte")
         }
-        installation.expirationTime = nil
         return try api.json(try await hub.installations.register(installation, as: registrant))
     }
 

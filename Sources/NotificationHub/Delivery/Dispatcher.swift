@@ -225,23 +225,34 @@ public struct Dispatcher: Sendable {
         guard let adapter = adapters.adapter(for: installation.platform),
             let format = adapter.descriptor.templateFormats[installation.platform]
         else { return [] }
+        // Not delivered once expired, though not yet deleted by the hub's sweep.
+        if installation.expirationTime != nil, installation.isExpired(at: clock.now()) { return [] }
         var result: [Delivery] = []
         let routingTags = installation.routingTags
-        for (_, template) in installation.templates.sorted(by: { $0.key < $1.key }) {
-            if let expression, !expression.matches(template.tags.isEmpty ? routingTags : routingTags.union(template.tags)) {
+        // The device's push variables fill what the send does not give; one bag per device, none when it has none.
+        let values = properties.filling(from: installation.pushVariables)
+        for (name, template) in installation.templates.sorted(by: { $0.key < $1.key }) {
+            // A template also carries its name as a tag when the name is a valid tag
+            // (``InstallationTemplate/implicitTag(name:)``; never a system tag): checked only when a tag equals it.
+            if let expression,
+                !expression.matches(where: {
+                    routingTags.contains($0) || template.tags.contains($0)
+                        || ($0 == name && InstallationTemplate.implicitTag(name: name) != nil)
+                })
+            {
                 continue
             }
             do {
-                let body = try templates.template(for: template.body).render(properties)
+                let body = try templates.template(for: template.body).render(values)
                 var headers = notification.headers
                 for (name, value) in template.headers.sorted(by: { $0.key < $1.key }) {
-                    let rendered = try templates.template(for: value, kind: .text).render(properties)
+                    let rendered = try templates.template(for: value, kind: .text).render(values)
                     // A value no HTTP stack can send fails this device now, as malformed, instead of on every retry.
                     try NotificationHeaders.validate(value: rendered, name: name)
                     headers[name] = rendered
                 }
                 if let expiry = template.expiry {
-                    let rendered = try templates.template(for: expiry, kind: .text).render(properties)
+                    let rendered = try templates.template(for: expiry, kind: .text).render(values)
                     try NotificationHeaders.validate(value: rendered, name: "the template's expiry")
                     adapter.applyTemplateExpiry(rendered, to: &headers)
                 }

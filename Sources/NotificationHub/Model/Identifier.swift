@@ -3,6 +3,9 @@ import Foundation
 /// The one rule for identifiers that clients choose: installation ids, user ids, template names, registration ids
 /// and secure notification ids.
 ///
+/// Template names are never path segments (a projection's id carries them in base64url), so they follow a looser
+/// rule: see ``Kind/templateName``.
+///
 /// An identifier is 1 to ``maximumBytes(for:)`` bytes of UTF-8 that
 /// - holds no control, format, separator, private-use or unassigned character and no white space;
 /// - holds none of `/ \ { } ? # %` (path and query delimiters, and the braces of system tags such as
@@ -21,7 +24,10 @@ public enum Identifier {
         case installationID = "installationId"
         /// An installation's or a token's user.
         case userID = "userId"
-        /// The name of an installation template.
+        /// The name of an installation template or a template registration's `TemplateName`: 1 to 200 bytes of
+        /// printable UTF-8 in NFC, spaces and the path delimiters included (Azure's samples name a template
+        /// `Template Name`); no control, format, line or paragraph separator, private-use or unassigned character,
+        /// and no white space at either end.
         case templateName = "template name"
         /// A registration id.
         case registrationID = "registrationId"
@@ -47,6 +53,10 @@ public enum Identifier {
         guard value.utf8.count <= limit else {
             throw HubError(code, "\(kind.rawValue) is \(value.utf8.count) bytes; at most \(limit) bytes of UTF-8 are allowed")
         }
+        if kind == .templateName {
+            try validateTemplateName(value)
+            return
+        }
         if value == "." || value == ".." {
             throw HubError(code, "\(kind.rawValue) must not be '.' or '..'")
         }
@@ -62,6 +72,43 @@ public enum Identifier {
             throw HubError(
                 code,
                 "\(kind.rawValue) is not in Unicode Normalization Form C; normalize it (NFC) before sending, so that each id has one spelling")
+        }
+    }
+
+    /// The rule for template names (see ``Kind/templateName``); the length is checked by the caller.
+    static func validateTemplateName(_ value: String) throws(HubError) {
+        let scalars = value.unicodeScalars
+        if let first = scalars.first, let last = scalars.last, first.properties.isWhitespace || last.properties.isWhitespace {
+            throw HubError(.invalidTemplate, "template name must not begin or end with white space")
+        }
+        for (offset, scalar) in scalars.enumerated() {
+            if let reason = templateNameProblem(with: scalar) {
+                throw HubError(
+                    .invalidTemplate,
+                    "template name has \(reason) (U+\(String(scalar.value, radix: 16, uppercase: true))) at character \(offset); template names may hold printable characters and spaces, not control characters or line breaks"
+                )
+            }
+        }
+        if !isNFC(value) {
+            throw HubError(
+                .invalidTemplate,
+                "template name is not in Unicode Normalization Form C; normalize it (NFC) before sending, so that each name has one spelling")
+        }
+    }
+
+    /// Why a scalar is not allowed in a template name, or `nil` when it is.
+    static func templateNameProblem(with scalar: Unicode.Scalar) -> String? {
+        if scalar.isASCII {
+            return scalar.value < 0x20 || scalar.value == 0x7F ? "a control character" : nil
+        }
+        switch scalar.properties.generalCategory {
+        case .control: return "a control character"
+        case .format: return "an invisible format character"
+        case .lineSeparator, .paragraphSeparator: return "a line break"
+        case .privateUse: return "a private-use character"
+        case .unassigned: return "an unassigned code point"
+        case .surrogate: return "a surrogate code point"
+        default: return nil
         }
     }
 

@@ -3,9 +3,14 @@ import Foundation
 /// One app install on one device, in Azure Notification Hubs' JSON shape.
 ///
 /// ```json
-/// {"installationId": "2f1c…", "platform": "apns", "pushChannel": "ab12…", "tags": ["username:alice"]}
+/// {"installationId": "2f1c…", "platform": "apns", "pushChannel": "ab12…", "tags": ["username:alice"],
+///  "pushVariables": {"firstName": "Alice"}, "expirationTime": "2027-01-31T12:00:00.000Z"}
 /// ```
-/// `expirationTime`, `lastUpdate` and `expiredPushChannel` are maintained by the hub and ignored on input.
+/// `lastUpdate`, `pushChannelExpired` and `expiredPushChannel` (the same flag under Azure's name and the hub's
+/// older one) are maintained by the hub and ignored on input; `expirationTime` is the client's to set (absent,
+/// `null` or Azure's `9999-12-31…` for never). Every optional field may be JSON `null`. The JSON written always
+/// holds `expirationTime` (`9999-12-31T23:59:59.999Z` for never), both expiry flags, and each template's tags with
+/// its implicit name tag (``InstallationTemplate/implicitTag(name:)``).
 public struct Installation: Hashable, Sendable {
     /// The client-chosen identifier of the installation.
     public var installationID: String
@@ -19,7 +24,10 @@ public struct Installation: Hashable, Sendable {
     public var tags: [String]
     /// Named templates for template sends.
     public var templates: [String: InstallationTemplate]
-    /// When the installation expires (maintained by the hub).
+    /// The device's own values for template properties (Azure's `pushVariables`): a template send's property of
+    /// the same name (ignoring case) wins over them. See ``PushVariables``.
+    public var pushVariables: [String: String]
+    /// When the installation expires, or `nil` for never: the hub stops delivering to it then and deletes it.
     public var expirationTime: Date?
     /// When the installation was last written (maintained by the hub).
     public var lastUpdate: Date?
@@ -34,6 +42,7 @@ public struct Installation: Hashable, Sendable {
         pushChannel: PushChannel,
         tags: [String] = [],
         templates: [String: InstallationTemplate] = [:],
+        pushVariables: [String: String] = [:],
         expirationTime: Date? = nil,
         lastUpdate: Date? = nil,
         expiredPushChannel: Bool = false
@@ -44,6 +53,7 @@ public struct Installation: Hashable, Sendable {
         self.pushChannel = pushChannel
         self.tags = tags
         self.templates = templates
+        self.pushVariables = pushVariables
         self.expirationTime = expirationTime
         self.lastUpdate = lastUpdate
         self.expiredPushChannel = expiredPushChannel
@@ -56,11 +66,26 @@ public struct Installation: Hashable, Sendable {
         return tags
     }
 
-    /// User tags, template tags and system tags: every tag an expression can match for a template send.
+    /// User tags, template tags (with each template's implicit name tag) and system tags: every tag an expression
+    /// can match for a template send.
     public var allTags: Set<String> {
         var all = Set(tags).union(systemTags)
-        for template in templates.values { all.formUnion(template.tags) }
+        for (name, template) in templates { all.formUnion(template.routingTags(name: name)) }
         return all
+    }
+
+    /// Whether the installation has expired at `now` (its ``expirationTime`` is not after it).
+    public func isExpired(at now: Date) -> Bool {
+        expirationTime.map { $0 <= now } ?? false
+    }
+
+    /// Drops from each template's tags its implicit name tag, which the hub adds by itself (so that an
+    /// installation read back and written again carries the same tags).
+    public mutating func removeImplicitTemplateTags() {
+        for (name, template) in templates {
+            guard let implicit = InstallationTemplate.implicitTag(name: name), template.tags.contains(implicit) else { continue }
+            templates[name]?.tags.removeAll { $0 == implicit }
+        }
     }
 
     /// User tags plus system tags: what a native send's expression is evaluated against.
@@ -88,6 +113,20 @@ public struct InstallationTemplate: Hashable, Sendable, Codable {
         self.tags = tags
     }
 
+    /// The tag a template named `name` carries by itself, as Azure adds a template's name to the tags of its
+    /// registration: the name when it is a valid tag (``Tag``), `nil` otherwise (a name with a space, for example,
+    /// which no tag expression can name).
+    public static func implicitTag(name: String) -> String? {
+        (try? Tag.validate(name)) != nil ? name : nil
+    }
+
+    /// The tags a template send's expression sees for this template besides its installation's: its own tags and
+    /// its implicit name tag.
+    public func routingTags(name: String) -> [String] {
+        guard let implicit = Self.implicitTag(name: name), !tags.contains(implicit) else { return tags }
+        return tags + [implicit]
+    }
+
     enum CodingKeys: String, CodingKey { case body, headers, expiry, tags }
 
     public init(from decoder: any Decoder) throws {
@@ -111,7 +150,8 @@ extension Installation: Codable {
     enum CodingKeys: String, CodingKey {
         case installationID = "installationId"
         case userID = "userId"
-        case platform, pushChannel, tags, templates, expirationTime, lastUpdate, expiredPushChannel
+        case platform, pushChannel, tags, templates, pushVariables, expirationTime, lastUpdate, expiredPushChannel
+        case pushChannelExpired
     }
 
     public init(from decoder: any Decoder) throws {
@@ -122,9 +162,14 @@ extension Installation: Codable {
         pushChannel = try container.decode(PushChannel.self, forKey: .pushChannel)
         tags = try container.decodeIfPresent([String].self, forKey: .tags) ?? []
         templates = try container.decodeIfPresent([String: InstallationTemplate].self, forKey: .templates) ?? [:]
+        pushVariables = try container.decodeIfPresent([String: String].self, forKey: .pushVariables) ?? [:]
         expirationTime = try container.decodeIfPresent(Date.self, forKey: .expirationTime)
+        if let time = expirationTime, time >= HubDateFormat.never { expirationTime = nil }
         lastUpdate = try container.decodeIfPresent(Date.self, forKey: .lastUpdate)
-        expiredPushChannel = try container.decodeIfPresent(Bool.self, forKey: .expiredPushChannel) ?? false
+        expiredPushChannel =
+            try container.decodeIfPresent(Bool.self, forKey: .pushChannelExpired)
+            ?? container.decodeIfPresent(Bool.self, forKey: .expiredPushChannel) ?? false
+        removeImplicitTemplateTags()
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -134,9 +179,19 @@ extension Installation: Codable {
         try container.encode(platform, forKey: .platform)
         try container.encode(pushChannel, forKey: .pushChannel)
         try container.encode(tags, forKey: .tags)
-        if !templates.isEmpty { try container.encode(templates, forKey: .templates) }
-        try container.encodeIfPresent(expirationTime, forKey: .expirationTime)
+        if !templates.isEmpty {
+            var written = templates
+            for (name, template) in templates { written[name]?.tags = template.routingTags(name: name) }
+            try container.encode(written, forKey: .templates)
+        }
+        try container.encode(pushVariables, forKey: .pushVariables)
+        if let expirationTime {
+            try container.encode(expirationTime, forKey: .expirationTime)
+        } else {
+            try container.encode(HubDateFormat.neverText, forKey: .expirationTime)
+        }
         try container.encodeIfPresent(lastUpdate, forKey: .lastUpdate)
+        try container.encode(expiredPushChannel, forKey: .pushChannelExpired)
         try container.encode(expiredPushChannel, forKey: .expiredPushChannel)
     }
 }
@@ -153,7 +208,7 @@ extension Installation {
         return encoder
     }
 
-    /// A JSON decoder accepting ISO 8601 dates with or without fractional seconds.
+    /// A JSON decoder accepting ISO 8601 dates with or without fractional seconds (see ``HubDateFormat/date(from:)``).
     public static func makeDecoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
@@ -171,16 +226,49 @@ extension Installation {
 
 /// The hub's date format: ISO 8601 in UTC with milliseconds.
 public enum HubDateFormat {
+    /// What is written for "never", as Azure writes a registration's `ExpirationTime`.
+    public static let neverText = "9999-12-31T23:59:59.999Z"
+
+    /// The start of the last second of year 9999: a date read at or after it means never.
+    public static let never = Date(timeIntervalSince1970: 253_402_300_799)
+
     /// Formats a date, e.g. `2026-11-22T07:30:00.000Z`.
     public static func string(from date: Date) -> String {
         Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
     }
 
-    /// Parses an ISO 8601 date with or without fractional seconds.
+    /// Parses an ISO 8601 date and time as .NET's JSON writers send them: with or without fractional seconds (any
+    /// number of digits, e.g. `2026-12-01T10:00:00.1234567Z`), in UTC (`Z`), at an offset (`+01:00`), or with no
+    /// zone at all, which is taken as UTC.
     public static func date(from text: String) -> Date? {
-        if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) {
-            return date
+        var text = Substring(text)
+        var offset = 0
+        if text.hasSuffix("Z") || text.hasSuffix("z") {
+            text = text.dropLast()
+        } else if text.utf8.count > 6 {
+            let zone = Array(text.utf8.suffix(6))
+            if zone[0] == UInt8(ascii: "+") || zone[0] == UInt8(ascii: "-"), zone[3] == UInt8(ascii: ":"),
+                let hours = Int(String(decoding: zone[1...2], as: UTF8.self)),
+                let minutes = Int(String(decoding: zone[4...5], as: UTF8.self)), hours < 24, minutes < 60
+            {
+                offset = (hours * 3600 + minutes * 60) * (zone[0] == UInt8(ascii: "-") ? -1 : 1)
+                text = text.dropLast(6)
+            }
         }
-        return try? Date.ISO8601FormatStyle().parse(text)
+        // Fractions beyond milliseconds are cut (the hub keeps milliseconds).
+        var fraction = ""
+        if let dot = text.firstIndex(of: ".") {
+            let digits = text[text.index(after: dot)...]
+            guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            fraction = "." + digits.prefix(3).padding(toLength: 3, withPad: "0", startingAt: 0)
+            text = text[..<dot]
+        }
+        let utc: Date?
+        if fraction.isEmpty {
+            utc = try? Date.ISO8601FormatStyle().parse(String(text) + "Z")
+        } else {
+            utc = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(String(text) + fraction + "Z")
+        }
+        return utc.map { $0.addingTimeInterval(TimeInterval(-offset)) }
     }
 }

@@ -11,6 +11,11 @@ import Foundation
 /// | `/tags/{tag}` | appends it | — | removes it |
 /// | `/templates/{name}` | adds or replaces the template | replaces it | removes it |
 /// | `/templates/{name}/body`, `/headers`, `/tags`, `/expiry` | sets the member (`/tags` appends) | sets it | clears it |
+/// | `/pushVariables` | an object of strings replaces all | the same | removes all |
+/// | `/pushVariables/{name}` | sets the variable | sets it | removes it |
+///
+/// Path segments are JSON Pointer tokens: `~1` stands for `/` and `~0` for `~`, so a template named `a/b` is
+/// `/templates/a~1b`; a template name may hold spaces (`/templates/Template Name`).
 public struct InstallationPatchOperation: Hashable, Sendable, Decodable {
     /// The operation kind.
     public enum Kind: String, Hashable, Sendable, Decodable {
@@ -122,6 +127,28 @@ extension Installation {
                     throw HubError(.invalidPatch, "value must be a template object with a string body")
                 }
             }
+        case ("pushvariables", 1):
+            if operation.op == .remove {
+                pushVariables = [:]
+            } else {
+                guard case .object(let object)? = value else {
+                    throw HubError(.invalidPatch, "value must be an object of strings, such as {\"firstName\":\"Alice\"}")
+                }
+                var variables: [String: String] = [:]
+                for (name, variable) in object {
+                    guard let text = variable.stringValue else { throw HubError(.invalidPatch, "push variable '\(name)' must be a string") }
+                    variables[name] = text
+                }
+                pushVariables = variables
+            }
+        case ("pushvariables", 2):
+            let name = segments[1]
+            if operation.op == .remove {
+                pushVariables.removeValue(forKey: name)
+            } else {
+                guard let text = value?.stringValue else { throw HubError(.invalidPatch, "value must be a string") }
+                pushVariables[name] = text
+            }
         case ("templates", 3):
             let name = segments[1]
             guard var template = templates[name] else {
@@ -155,7 +182,7 @@ extension Installation {
         default:
             throw HubError(
                 .invalidPatch,
-                "the path is not patchable; use /pushChannel, /userId, /tags, /tags/{tag}, /templates/{name} or /templates/{name}/body|headers|tags|expiry")
+                "the path is not patchable; use /pushChannel, /userId, /tags, /tags/{tag}, /templates/{name}, /templates/{name}/body|headers|tags|expiry, /pushVariables or /pushVariables/{name}")
         }
     }
 

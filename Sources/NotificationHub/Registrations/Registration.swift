@@ -18,6 +18,8 @@ public struct Registration: Hashable, Sendable {
     public var tags: [String]
     /// The template of a template registration; `nil` for a native registration.
     public var template: RegistrationTemplate?
+    /// The device's own values for its template's properties (`<PushVariables>`; see ``PushVariables``).
+    public var pushVariables: [String: String]
     /// The version of the registration, its ETag; increases with every write (maintained by the hub).
     public var etag: Int
     /// When the registration expires (maintained by the hub; `nil` for never).
@@ -35,7 +37,7 @@ public struct Registration: Hashable, Sendable {
     /// Creates a registration.
     public init(
         registrationID: String, platform: Platform, pushChannel: PushChannel, tags: [String] = [],
-        template: RegistrationTemplate? = nil, etag: Int = 0, expirationTime: Date? = nil, createdAt: Date? = nil,
+        template: RegistrationTemplate? = nil, pushVariables: [String: String] = [:], etag: Int = 0, expirationTime: Date? = nil, createdAt: Date? = nil,
         lastUpdate: Date? = nil, installationID: String? = nil, userID: String? = nil
     ) {
         self.userID = userID
@@ -44,6 +46,7 @@ public struct Registration: Hashable, Sendable {
         self.pushChannel = pushChannel
         self.tags = tags
         self.template = template
+        self.pushVariables = pushVariables
         self.etag = etag
         self.expirationTime = expirationTime
         self.createdAt = createdAt

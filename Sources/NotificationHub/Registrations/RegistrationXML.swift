@@ -5,8 +5,11 @@ import Foundation
 /// An entry holds one description in `<content type="application/xml">`, either named by its element
 /// (`<AppleRegistrationDescription>`) or as `<RegistrationDescription i:type="AppleRegistrationDescription">`.
 /// What is written follows Azure's answers: the entry's `m:etag`, Atom `id`, `title`, `published`, `updated` and
-/// `link`, then the description's elements in Azure's order (`ETag`, `ExpirationTime`, `RegistrationId`, `Tags`, the
-/// handle, `BodyTemplate` in CDATA, the platform's template elements).
+/// `link`, then the description's elements in Azure's order (`ETag`, `ExpirationTime`, `RegistrationId`, `Tags`,
+/// `PushVariables`, the handle, `BodyTemplate` in CDATA, the platform's template elements).
+///
+/// `PushVariables` holds a JSON object of strings as its text, as Azure's SDKs write it:
+/// `<PushVariables>{"firstName":"Alice"}</PushVariables>`.
 public enum RegistrationXML {
     /// The Atom namespace.
     public static let atomNamespace = "http://www.w3.org/2005/Atom"
@@ -21,7 +24,7 @@ public enum RegistrationXML {
     /// The content type of a feed.
     public static let feedContentType = "application/atom+xml;type=feed;charset=utf-8"
     /// The `ExpirationTime` written for a registration that never expires (as Azure writes it).
-    public static let neverExpires = "9999-12-31T23:59:59.999Z"
+    public static let neverExpires = HubDateFormat.neverText
 
     /// Some Azure pages spell the description namespace with `https`; both are accepted.
     static let descriptionNamespaces: Set<String> = [
@@ -76,11 +79,10 @@ public enum RegistrationXML {
             throw invalid(
                 "<\(name)> is not a registration description this hub knows; use one of: \(RegistrationFormat.elementNames.joined(separator: ", "))")
         }
-        var allowed = ["ETag", "ExpirationTime", "RegistrationId", "Tags"] + format.channelElements
+        var allowed = ["ETag", "ExpirationTime", "RegistrationId", "Tags", "PushVariables"] + format.channelElements
         if isTemplate { allowed += ["BodyTemplate"] + format.templateElements.map(\.rawValue) }
         let unsupported: [String: String] = [
-            "PushVariables": "push variables are not supported; put the values in the template or the notification",
-            "SecondaryTileName": "secondary tiles are not supported",
+            "SecondaryTileName": "secondary tiles are not supported"
         ]
 
         var values: [String: XMLElement] = [:]
@@ -135,6 +137,11 @@ public enum RegistrationXML {
             }
         }
 
+        var pushVariables: [String: String] = [:]
+        if let text = text("PushVariables"), !text.allSatisfy(\.isWhitespace) {
+            pushVariables = try parsePushVariables(text)
+        }
+
         var template: RegistrationTemplate?
         if isTemplate {
             guard let body = text("BodyTemplate"), !body.allSatisfy(\.isWhitespace) else {
@@ -154,8 +161,25 @@ public enum RegistrationXML {
         }
         let registration = Registration(
             registrationID: text("RegistrationId") ?? "", platform: format.platform, pushChannel: pushChannel,
-            tags: tags, template: template)
+            tags: tags, template: template, pushVariables: pushVariables)
         return Parsed(registration: registration, element: name)
+    }
+
+    /// The push variables of a `<PushVariables>` element: a JSON object whose values are strings.
+    static func parsePushVariables(_ text: String) throws(HubError) -> [String: String] {
+        let example = #"<PushVariables>{"firstName":"Alice"}</PushVariables>"#
+        guard case .object(let object)? = try? JSONValue(parsing: Array(text.utf8)) else {
+            throw invalid("<PushVariables> must hold a JSON object of strings, as in \(example)")
+        }
+        var variables: [String: String] = [:]
+        for (name, value) in object {
+            switch value {
+            case .string(let string): variables[name] = string
+            case .null: continue
+            default: throw invalid("<PushVariables>: the value of '\(name.prefix(64))' must be a string, as in \(example)")
+            }
+        }
+        return variables
     }
 
     static func parseHeaders(_ list: XMLElement, item: String) throws(HubError) -> [RegistrationHeader] {
@@ -204,6 +228,13 @@ public enum RegistrationXML {
         add("ExpirationTime", registration.expirationTime.map(HubDateFormat.string(from:)) ?? neverExpires)
         add("RegistrationId", registration.registrationID)
         if !registration.tags.isEmpty { add("Tags", registration.tags.joined(separator: ",")) }
+        if !registration.pushVariables.isEmpty {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            if let json = try? encoder.encode(registration.pushVariables) {
+                add("PushVariables", String(decoding: json, as: UTF8.self))
+            }
+        }
         switch format.channel {
         case .element(let name):
             add(name, registration.pushChannel.storageKey)

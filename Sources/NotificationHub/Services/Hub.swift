@@ -9,8 +9,8 @@ import ServiceLifecycle
 /// - ``securePush``: secure notifications (``SecurePushService``).
 /// - ``worker``: the delivery worker of this node (``DeliveryWorker``).
 ///
-/// `run()` runs the worker and the purge of expired secure notifications until graceful shutdown, then closes the
-/// database. The hub's adapters are separate services that must run while it does.
+/// `run()` runs the worker, the purge of expired secure notifications and the sweep of expired installations until
+/// graceful shutdown, then closes the database. The hub's adapters are separate services that must run while it does.
 ///
 /// The configuration can be replaced while the hub runs (``apply(_:)``): every request and every claimed
 /// notification reads the configuration current when it starts, and keeps it to the end (its keys, limits, delivery
@@ -94,6 +94,7 @@ public final class Hub: Service, Sendable {
     public func run() async throws {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await self.securePush.purgeLoop() }
+            group.addTask { await self.installations.expiryLoop() }
             group.addTask { try await self.worker.run() }
         }
         try await core.database?.close()

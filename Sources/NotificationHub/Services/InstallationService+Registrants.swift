@@ -5,14 +5,17 @@ extension InstallationService {
     /// token.
     ///
     /// - A user's token: a `userId` other than the token's user is refused, and the installation gets the token's
-    ///   user (so `$UserId:{…}` is always that user); every user-bound tag (its own and its templates') must name
-    ///   that user.
+    ///   user (so `$UserId:{…}` is always that user); every user-bound tag (its own and its templates', template
+    ///   names included) must name that user.
     /// - The Listen key under `listenKey.userBoundTags: deny`: no `userId` and no user-bound tag.
     /// - Otherwise anything goes, as in Azure.
     ///
     /// - Throws: ``HubError/Code/userMismatch`` or ``HubError/Code/userTokenRequired`` (403).
     public func authorize(_ installation: inout Installation, as registrant: Registrant) throws(HubError) {
-        let tags = installation.tags + installation.templates.keys.sorted().flatMap { installation.templates[$0]?.tags ?? [] }
+        // A template's name is one of its tags (``InstallationTemplate/implicitTag(name:)``), so it is checked too.
+        let tags =
+            installation.tags
+            + installation.templates.keys.sorted().flatMap { installation.templates[$0]?.routingTags(name: $0) ?? [] }
         switch registrant {
         case .unrestricted:
             return

@@ -54,14 +54,35 @@ extension InstallationService {
         try await core.installationStore.registrations(query, after: cursor, limit: limit, reachableBy: registrant)
     }
 
-    /// Deletes a stored registration `registrant` reaches if `condition` holds; returns whether it was deleted
-    /// (`false` for one that does not exist or is out of reach).
+    /// Deletes a registration `registrant` reaches if `condition` holds; returns whether it was deleted (`false`
+    /// for one that does not exist or is out of reach).
+    ///
+    /// For the projection of an installation, as Azure does: the native registration an installation projects
+    /// stands for the installation, which is deleted; a template's registration stands for that template, which is
+    /// removed from the installation (its other registrations stay). The ETag is the installation's version.
     public func deleteRegistration(
         id: String, condition: ETagCondition, as registrant: Registrant = .unrestricted
     ) async throws -> Bool {
-        if let (installationID, _) = RegistrationID.parseProjection(id) {
-            guard try await registration(id: id, as: registrant) != nil else { return false }
-            throw Self.projectionIsReadOnly(id, installationID: installationID)
+        if let (installationID, templateName) = RegistrationID.parseProjection(id) {
+            guard let projection = try await registration(id: id, as: registrant) else { return false }
+            if case .equals(let expected) = condition, projection.etag != expected {
+                throw HubError(
+                    .preconditionFailed,
+                    "registration '\(id)' has ETag \(projection.etag), not \(expected); read it again and retry")
+            }
+            guard let templateName else {
+                return try await core.installationStore.delete(id: installationID, as: registrant)
+            }
+            do {
+                _ = try await core.installationStore.update(id: installationID, as: registrant) { installation throws(HubError) in
+                    guard installation.templates.removeValue(forKey: templateName) != nil else {
+                        throw HubError(.notFound, "installation '\(installationID)' has no template '\(templateName)'")
+                    }
+                }
+            } catch let error as HubError where error.code == .notFound {
+                return false
+            }
+            return true
         }
         return try await core.installationStore.deleteRegistration(id: id, condition: condition, as: registrant)
     }
@@ -79,6 +100,11 @@ extension InstallationService {
             try Tag.validate(registration.tags, limit: configuration.limits.tagsPerInstallation)
         } catch {
             throw HubError(error.code, "<Tags>: \(error.message)")
+        }
+        do {
+            try PushVariables.validate(registration.pushVariables)
+        } catch {
+            throw HubError(error.code, "<PushVariables>: \(error.message)")
         }
         try configuration.adapters.validate(pushChannel: registration.pushChannel, platform: registration.platform)
         guard let template = registration.template else { return }

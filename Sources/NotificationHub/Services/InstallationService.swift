@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import ServiceLifecycle
 
 /// A hub's devices: validates, stores, reads and deletes installations on behalf of a ``Registrant``, lists them,
 /// and serves the registrations API (`InstallationService+Registrations.swift`) over the same rows.
@@ -16,6 +18,7 @@ public struct InstallationService: Sendable {
     /// Validates and stores an installation (create or replace) on behalf of `registrant` (see ``authorize(_:as:)``).
     public func register(_ installation: Installation, as registrant: Registrant = .unrestricted) async throws -> Installation {
         var installation = installation
+        installation.removeImplicitTemplateTags()
         try authorize(&installation, as: registrant)
         try validate(installation)
         return try await core.installationStore.upsert(installation, as: registrant)
@@ -27,19 +30,22 @@ public struct InstallationService: Sendable {
     ) async throws -> Installation {
         try await core.installationStore.update(id: id, as: registrant) { [self] installation throws(HubError) in
             try installation.apply(operations)
+            installation.removeImplicitTemplateTags()
             try authorize(&installation, as: registrant)
             try validate(installation)
         }
     }
 
     /// Checks an installation against the hub's rules and its platform's adapter: the identifier policy for its id,
-    /// user and template names, the tag rules, and a limit on every tag it carries (its own and its templates').
+    /// user and template names, the tag rules, a limit on every tag it carries (its own and its templates'), and
+    /// the rules for push variables (``PushVariables``).
     public func validate(_ installation: Installation) throws(HubError) {
         try Identifier.validate(installation.installationID, as: .installationID)
         if let user = installation.userID { try Identifier.validate(user, as: .userID) }
         let configuration = self.configuration
         let limit = configuration.limits.tagsPerInstallation
         try Tag.validate(installation.tags, limit: limit)
+        try PushVariables.validate(installation.pushVariables)
         try configuration.adapters.validate(pushChannel: installation.pushChannel, platform: installation.platform)
         for (name, template) in installation.templates {
             try Identifier.validate(name, as: .templateName)
@@ -64,12 +70,48 @@ public struct InstallationService: Sendable {
     }
 
     /// An installation if `registrant` reaches it; `nil` when it does not exist or belongs to someone out of reach,
-    /// which callers must not tell apart.
+    /// which callers must not tell apart, and when it has expired (``Installation/expirationTime``) but the sweep
+    /// has not deleted it yet.
     public func installation(id: String, as registrant: Registrant) async throws -> Installation? {
         guard let installation = try await core.installationStore.installation(id: id),
-            registrant.reaches(owner: installation.userID)
+            registrant.reaches(owner: installation.userID), !installation.isExpired(at: core.clock.now())
         else { return nil }
         return installation
+    }
+
+    /// Deletes every installation whose `expirationTime` has passed; returns how many.
+    @discardableResult
+    public func deleteExpired() async throws -> Int {
+        let now = core.clock.now()
+        var total = 0
+        while true {
+            let deleted = try await core.installationStore.deleteExpired(before: now, limit: Self.expirySweepStep)
+            total += deleted
+            if deleted < Self.expirySweepStep { return total }
+        }
+    }
+
+    /// How many expired installations one statement of the sweep deletes.
+    static let expirySweepStep = 500
+
+    /// Seconds between sweeps of expired installations.
+    public static let expirySweepIntervalSeconds: Double = 60
+
+    /// Deletes expired installations every ``expirySweepIntervalSeconds`` until graceful shutdown. Until the sweep
+    /// deletes one, an expired installation is not read back, and template sends skip it.
+    func expiryLoop() async {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(Self.expirySweepIntervalSeconds)) }
+                let deleted = try await deleteExpired()
+                if deleted > 0 { core.logger.info("deleted expired installations", metadata: ["count": "\(deleted)"]) }
+            } catch is CancellationError {
+                return
+            } catch {
+                if Task.isCancelled || Task.isShuttingDownGracefully { return }
+                core.logger.warning("could not delete expired installations", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     /// Deletes an installation if `registrant` reaches it; returns whether it was deleted.

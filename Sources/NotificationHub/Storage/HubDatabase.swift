@@ -215,8 +215,8 @@ public enum HubDatabases {
 /// One installation's write as ``HubDatabase/putInstallation(_:)`` takes it.
 public struct InstallationPut: Sendable {
     /// The row's values in the order of ``SQLInstallationStore``'s row columns: id, platform, push channel, whether
-    /// the channel is an object, user, tags, templates, expired, expiration time and last update (also the creation
-    /// time of a new row).
+    /// the channel is an object, user, tags, templates, push variables, expired, expiration time and last update
+    /// (also the creation time of a new row).
     public var row: [SQLValue]
     /// Whether the stored row may be replaced only when it belongs to no user or to the written row's user (and
     /// never when it holds a registration, whether guarded or not).

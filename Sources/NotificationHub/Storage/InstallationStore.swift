@@ -160,6 +160,11 @@ public protocol InstallationStore: RegistrationStore {
     /// Deletes an installation if it still has `pushChannel` (the delete-on-expiry policy).
     @discardableResult
     func deleteIfChannel(installationID: String, pushChannel: PushChannel) async throws -> Bool
+
+    /// Deletes up to `limit` installations whose `expirationTime` is not after `now` (their tags go with them);
+    /// returns how many were deleted. Installations without an expiration time never expire.
+    @discardableResult
+    func deleteExpired(before now: Date, limit: Int) async throws -> Int
 }
 
 extension InstallationStore {

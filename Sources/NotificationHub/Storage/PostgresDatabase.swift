@@ -205,21 +205,22 @@ public final class PostgresHubDatabase: HubDatabase {
         return row.int("rid") != nil
     }
 
-    /// Calls the schema's `hub_put_installation` (migration 11) with the values of an ``InstallationPut``.
+    /// Calls the schema's `hub_put_installation` (migration 12) with the values of an ``InstallationPut``.
     struct PutInstallation: PostgresPreparedStatement {
-        static let name = "hub_put_installation"
-        static let sql = "SELECT hub_put_installation($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS rid"
+        static let name = "hub_put_installation_v12"
+        static let sql = "SELECT hub_put_installation($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) AS rid"
         static let bindingDataTypes: [PostgresDataType] = [
-            .text, .text, .text, .int8, .text, .text, .text, .int8, .float8, .float8, .bool, .textArray, .int8Array,
+            .text, .text, .text, .int8, .text, .text, .text, .text, .int8, .float8, .float8, .bool, .textArray,
+            .int8Array,
         ]
 
         var put: InstallationPut
 
         func makeBindings() throws -> PostgresBindings {
-            guard put.row.count == 10 else {
-                throw HubError(.storageFailure, "an installation row has 10 values, not \(put.row.count)")
+            guard put.row.count == 11 else {
+                throw HubError(.storageFailure, "an installation row has 11 values, not \(put.row.count)")
             }
-            var bindings = PostgresBindings(capacity: 13)
+            var bindings = PostgresBindings(capacity: 14)
             for value in put.row { Executor.append(value, to: &bindings) }
             bindings.append(put.guarded)
             bindings.append(put.tags.map(\.tag))

@@ -197,5 +197,51 @@ extension PostgresHubDatabase {
                 $$
                 """
             ]),
+        .init(
+            version: 12,
+            statements: [
+                // A device's push variables (JSON object of strings; NULL for none), for installations and
+                // registrations alike.
+                "ALTER TABLE installations ADD COLUMN push_variables TEXT",
+                // The expiry sweep finds expired rows from this index; rows that never expire are not in it.
+                "CREATE INDEX installations_expiration ON installations(expiration_time) WHERE expiration_time IS NOT NULL",
+                // hub_put_installation (migration 11) with the push variables after the templates.
+                "DROP FUNCTION hub_put_installation(TEXT, TEXT, TEXT, BIGINT, TEXT, TEXT, TEXT, BIGINT, DOUBLE PRECISION, DOUBLE PRECISION, BOOLEAN, TEXT[], BIGINT[])",
+                """
+                CREATE FUNCTION hub_put_installation(
+                    p_id TEXT, p_platform TEXT, p_channel TEXT, p_channel_is_object BIGINT, p_user TEXT, p_tags TEXT,
+                    p_templates TEXT, p_push_variables TEXT, p_expired BIGINT, p_expiration DOUBLE PRECISION,
+                    p_time DOUBLE PRECISION, p_guarded BOOLEAN, p_tag_names TEXT[], p_tag_scopes BIGINT[]
+                ) RETURNS BIGINT LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT AS $$
+                DECLARE
+                    v_rid BIGINT;
+                BEGIN
+                    INSERT INTO installations
+                        (id, platform, push_channel, channel_is_object, user_id, tags, templates, push_variables,
+                         expired, expiration_time, last_update, created_time)
+                    VALUES (p_id, p_platform, p_channel, p_channel_is_object, p_user, p_tags, p_templates,
+                        p_push_variables, p_expired, p_expiration, p_time, p_time)
+                    ON CONFLICT (id) DO UPDATE SET
+                        platform = excluded.platform, push_channel = excluded.push_channel,
+                        channel_is_object = excluded.channel_is_object, user_id = excluded.user_id,
+                        tags = excluded.tags, templates = excluded.templates,
+                        push_variables = excluded.push_variables, expired = excluded.expired,
+                        expiration_time = excluded.expiration_time, last_update = excluded.last_update,
+                        version = installations.version + 1
+                    WHERE installations.kind = 0 AND (NOT p_guarded OR installations.user_id IS NULL
+                        OR installations.user_id = excluded.user_id)
+                    RETURNING rid INTO v_rid;
+                    IF v_rid IS NULL THEN
+                        RETURN NULL;
+                    END IF;
+                    DELETE FROM installation_tags WHERE rid = v_rid;
+                    INSERT INTO installation_tags (tag, rid, scope)
+                    SELECT t.tag, v_rid, t.scope FROM unnest(p_tag_names, p_tag_scopes) AS t(tag, scope)
+                    ON CONFLICT DO NOTHING;
+                    RETURN v_rid;
+                END
+                $$
+                """,
+            ]),
     ]
 }

@@ -1,8 +1,10 @@
 import Foundation
 
 /// Registrations as rows of the installations table (`kind` 1 native, 2 template): the dispatcher reads them like
-/// installations without system tags, and a template registration's template is the row's only template. The
-/// description's own fields are kept in the `registration` column, so what is read back is what was written.
+/// installations without system tags, and a template registration's template is the row's only template, kept
+/// under an empty name (a registration's `TemplateName` is no tag, unlike an installation template's name). The
+/// description's own fields are kept in the `registration` column, so what is read back is what was written; its
+/// push variables in `push_variables`, as an installation's.
 extension SQLInstallationStore {
     /// The description fields kept for a registration row.
     struct StoredDescription: Codable {
@@ -18,7 +20,7 @@ extension SQLInstallationStore {
         let description = String(decoding: try JSONEncoder().encode(StoredDescription(template: registration.template)), as: UTF8.self)
         var templates: SQLValue = .null
         if let template = registration.template {
-            let map = [template.name ?? "": template.installationTemplate]
+            let map = ["": template.installationTemplate]
             templates = .text(String(decoding: try JSONEncoder().encode(map), as: UTF8.self))
         }
         let isObject: Bool
@@ -27,7 +29,7 @@ extension SQLInstallationStore {
             .text(id), .text(registration.platform.name), .text(registration.pushChannel.storageKey),
             .integer(isObject ? 1 : 0), registrant.user.map { .text($0) } ?? .null,
             .text(registration.tags.joined(separator: "\n")), templates,
-            registration.expirationTime.map { .float($0.timeIntervalSince1970) } ?? .null,
+            try Self.pushVariablesValue(registration.pushVariables), registration.expirationTime.map { .float($0.timeIntervalSince1970) } ?? .null,
             .float(now.timeIntervalSince1970), .float(now.timeIntervalSince1970),
             .integer(registration.template == nil ? 1 : 2), .text(description),
         ]
@@ -55,14 +57,15 @@ extension SQLInstallationStore {
             let rows = try await connection.query(
                 """
                 INSERT INTO installations
-                    (id, platform, push_channel, channel_is_object, user_id, tags, templates, expired, expiration_time,
-                     last_update, created_time, kind, registration)
-                VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
+                    (id, platform, push_channel, channel_is_object, user_id, tags, templates, push_variables, expired,
+                     expiration_time, last_update, created_time, kind, registration)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET
                     platform = excluded.platform, push_channel = excluded.push_channel,
                     channel_is_object = excluded.channel_is_object,
                     user_id = COALESCE(excluded.user_id, installations.user_id), tags = excluded.tags,
-                    templates = excluded.templates, expired = 0, expiration_time = excluded.expiration_time,
+                    templates = excluded.templates, push_variables = excluded.push_variables, expired = 0,
+                    expiration_time = excluded.expiration_time,
                     last_update = excluded.last_update, kind = excluded.kind, registration = excluded.registration,
                     version = installations.version + 1
                 WHERE installations.kind <> 0\(ownerGuard)
@@ -203,7 +206,8 @@ extension SQLInstallationStore {
             return [
                 Registration(
                     registrationID: installation.installationID, platform: installation.platform,
-                    pushChannel: installation.pushChannel, tags: installation.tags, template: template, etag: etag,
+                    pushChannel: installation.pushChannel, tags: installation.tags, template: template,
+                    pushVariables: installation.pushVariables, etag: etag,
                     expirationTime: installation.expirationTime, createdAt: created, lastUpdate: installation.lastUpdate,
                     userID: row.string("user_id"))
             ]
@@ -214,7 +218,7 @@ extension SQLInstallationStore {
         var projections = [
             Registration(
                 registrationID: RegistrationID.projection(installationID: id), platform: installation.platform,
-                pushChannel: installation.pushChannel, tags: routing, etag: etag,
+                pushChannel: installation.pushChannel, tags: routing, pushVariables: installation.pushVariables, etag: etag,
                 expirationTime: installation.expirationTime, createdAt: created, lastUpdate: installation.lastUpdate,
                 installationID: id, userID: installation.userID)
         ]
@@ -224,9 +228,10 @@ extension SQLInstallationStore {
                 Registration(
                     registrationID: RegistrationID.projection(installationID: id, templateName: name),
                     platform: installation.platform, pushChannel: installation.pushChannel,
-                    tags: unique(installation.tags + template.tags + installation.systemTags),
+                    // The template's name is a tag of its registration, as Azure lists it (when it is a valid tag).
+                    tags: unique(installation.tags + template.routingTags(name: name) + installation.systemTags),
                     template: RegistrationTemplate(name: name, body: template.body, expiry: template.expiry, headers: headers),
-                    etag: etag, expirationTime: installation.expirationTime, createdAt: created,
+                    pushVariables: installation.pushVariables, etag: etag, expirationTime: installation.expirationTime, createdAt: created,
                     lastUpdate: installation.lastUpdate, installationID: id, userID: installation.userID))
         }
         return projections

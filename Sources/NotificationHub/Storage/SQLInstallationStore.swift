@@ -39,7 +39,7 @@ public final class SQLInstallationStore: InstallationStore {
     }
 
     static let columns =
-        "i.rid, i.id, i.platform, i.push_channel, i.channel_is_object, i.user_id, i.tags, i.templates, i.expired, i.expiration_time, i.last_update, i.kind, i.version, i.created_time, i.registration"
+        "i.rid, i.id, i.platform, i.push_channel, i.channel_is_object, i.user_id, i.tags, i.templates, i.push_variables, i.expired, i.expiration_time, i.last_update, i.kind, i.version, i.created_time, i.registration"
     /// What ``InstallationQuery/Detail/address`` reads.
     static let addressColumns = "i.rid, i.id, i.platform, i.push_channel, i.channel_is_object, i.expired, i.kind"
 
@@ -178,23 +178,23 @@ public final class SQLInstallationStore: InstallationStore {
         for start in stride(from: 0, to: unique.count, by: 200) {
             let chunk = Array(unique[start..<min(start + 200, unique.count)])
             var binds: [SQLValue] = []
-            binds.reserveCapacity(chunk.count * 11)
+            binds.reserveCapacity(chunk.count * 12)
             for installation in chunk {
                 let row = try rowValues(installation)
                 // The last update is also a new row's creation time.
                 binds += row + [row[row.count - 1]]
             }
-            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
             let rows = try await connection.query(
                 """
                 INSERT INTO installations
-                    (id, platform, push_channel, channel_is_object, user_id, tags, templates, expired, expiration_time,
-                     last_update, created_time)
+                    (id, platform, push_channel, channel_is_object, user_id, tags, templates, push_variables, expired,
+                     expiration_time, last_update, created_time)
                 VALUES \(values)
                 ON CONFLICT(id) DO UPDATE SET
                     platform = excluded.platform, push_channel = excluded.push_channel,
                     channel_is_object = excluded.channel_is_object, user_id = excluded.user_id, tags = excluded.tags,
-                    templates = excluded.templates, expired = excluded.expired,
+                    templates = excluded.templates, push_variables = excluded.push_variables, expired = excluded.expired,
                     expiration_time = excluded.expiration_time, last_update = excluded.last_update,
                     version = installations.version + 1
                 WHERE installations.kind = 0\(ownerGuard)
@@ -265,15 +265,31 @@ public final class SQLInstallationStore: InstallationStore {
             installation.userID.map { .text($0) } ?? .null,
             .text(installation.tags.joined(separator: "\n")),
             templates,
+            try pushVariablesValue(installation.pushVariables),
             .integer(installation.expiredPushChannel ? 1 : 0),
             installation.expirationTime.map { .float($0.timeIntervalSince1970) } ?? .null,
             .float((installation.lastUpdate ?? Date()).timeIntervalSince1970),
         ]
     }
 
-    /// An installation's tag index entries: its own and system tags in scope 0, its templates' tags in scope 1.
+    /// The `push_variables` column's value: a JSON object, or NULL for none (which costs a read nothing).
+    static func pushVariablesValue(_ variables: [String: String]) throws -> SQLValue {
+        guard !variables.isEmpty else { return .null }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return .text(String(decoding: try encoder.encode(variables), as: UTF8.self))
+    }
+
+    /// An installation's tag index entries: its own and system tags in scope 0, its templates' tags in scope 1, and
+    /// its templates' implicit name tags (``InstallationTemplate/implicitTag(name:)``) in scope 2, so that a template
+    /// send's candidates grow only by the installations whose template the expression names.
     static func tagEntries(of installation: Installation) -> [(tag: String, scope: Int)] {
         var entries: [(tag: String, scope: Int)] = Set(installation.tags).union(installation.systemTags).map { ($0, 0) }
+        var names = Set<String>()
+        for name in installation.templates.keys {
+            if let tag = InstallationTemplate.implicitTag(name: name) { names.insert(tag) }
+        }
+        entries += names.map { ($0, 2) }
         var templateTags = Set<String>()
         for template in installation.templates.values { templateTags.formUnion(template.tags) }
         entries += templateTags.map { ($0, 1) }
@@ -286,6 +302,19 @@ public final class SQLInstallationStore: InstallationStore {
         let rows = try await database.write(
             "DELETE FROM installations WHERE id = ? AND kind = 0\(owner.sql) RETURNING rid", [.text(id)] + owner.binds)
         return !rows.isEmpty
+    }
+
+    public func deleteExpired(before now: Date, limit: Int) async throws -> Int {
+        // In bounded steps, so that a sweep after a long stop never holds one long write.
+        let rows = try await database.write(
+            """
+            DELETE FROM installations WHERE rid IN (
+                SELECT rid FROM installations WHERE expiration_time IS NOT NULL AND expiration_time <= ? AND kind = 0
+                ORDER BY expiration_time LIMIT \(max(limit, 1)))
+            RETURNING rid
+            """,
+            [.float(now.timeIntervalSince1970)])
+        return rows.count
     }
 
     public func markChannelExpired(
@@ -380,6 +409,10 @@ public final class SQLInstallationStore: InstallationStore {
         if let json = row.string("templates") {
             templates = try JSONDecoder().decode([String: InstallationTemplate].self, from: Data(json.utf8))
         }
+        var pushVariables: [String: String] = [:]
+        if let json = row.string("push_variables") {
+            pushVariables = try JSONDecoder().decode([String: String].self, from: Data(json.utf8))
+        }
         return Installation(
             installationID: id,
             // A registration row's user is its owner, not a user of routing: registrations carry no system tags.
@@ -388,6 +421,7 @@ public final class SQLInstallationStore: InstallationStore {
             pushChannel: pushChannel,
             tags: tagText.isEmpty ? [] : tagText.split(separator: "\n").map(String.init),
             templates: templates,
+            pushVariables: pushVariables,
             expirationTime: row.double("expiration_time").map { Date(timeIntervalSince1970: $0) },
             lastUpdate: row.double("last_update").map { Date(timeIntervalSince1970: $0) },
             expiredPushChannel: row.int("expired") == 1)
@@ -435,11 +469,16 @@ struct SQLTagQuery {
                     conditions.append(predicate(rest, scopes: "0"))
                 }
             case .includingTemplates:
-                // Installations without template tags are matched exactly; those with template tags are all
-                // candidates and are refined per template by the caller.
+                // Installations without template tags are matched exactly; those with template tags, or with a
+                // template named by a tag of the expression (scope 2), are candidates and are refined per template
+                // by the caller. A name the expression does not mention cannot change whether a template matches.
                 let exact = predicate(expression, scopes: "0")
+                let named = expression.tags.sorted()
+                binds += named.map { .text($0) }
+                let marks = Array(repeating: "?", count: named.count).joined(separator: ", ")
                 conditions.append(
-                    "(\(exact) OR EXISTS (SELECT 1 FROM installation_tags s WHERE s.rid = i.rid AND s.scope = 1))")
+                    "(\(exact) OR EXISTS (SELECT 1 FROM installation_tags s WHERE s.rid = i.rid AND s.scope = 1)"
+                        + " OR EXISTS (SELECT 1 FROM installation_tags n WHERE n.rid = i.rid AND n.scope = 2 AND n.tag IN (\(marks))))")
             }
         }
         if let platforms = query.platforms {

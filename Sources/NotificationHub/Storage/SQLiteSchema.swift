@@ -156,5 +156,14 @@ extension SQLiteHubDatabase {
                 )
                 """
             ]),
+        .init(
+            version: 11,
+            statements: [
+                // A device's push variables (JSON object of strings; NULL for none), for installations and
+                // registrations alike.
+                "ALTER TABLE installations ADD COLUMN push_variables TEXT",
+                // The expiry sweep finds expired rows from this index; rows that never expire are not in it.
+                "CREATE INDEX installations_expiration ON installations(expiration_time) WHERE expiration_time IS NOT NULL",
+            ]),
     ]
 }

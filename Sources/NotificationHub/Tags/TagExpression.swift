@@ -83,6 +83,17 @@ public indirect enum TagExpression: Hashable, Sendable, CustomStringConvertible 
         }
     }
 
+    /// Evaluates the expression against a device whose tags are known by a test: `carries(tag)` says whether it
+    /// carries `tag`.
+    public func matches(where carries: (String) -> Bool) -> Bool {
+        switch self {
+        case .tag(let tag): carries(tag)
+        case .not(let operand): !operand.matches(where: carries)
+        case .and(let operands): operands.allSatisfy { $0.matches(where: carries) }
+        case .or(let operands): operands.contains { $0.matches(where: carries) }
+        }
+    }
+
     /// Evaluates the expression against an installation's tag set.
     public func matches(_ tagSet: Set<String>) -> Bool {
         switch self {

@@ -35,6 +35,19 @@ public struct TemplateProperties: Hashable, Sendable {
         values[name.lowercased()]
     }
 
+    /// The bag with a device's push variables (``PushVariables``) for the properties it does not give: the send's
+    /// own property wins over the device's variable of the same name (ignoring case). The bag itself when the
+    /// device has none.
+    public func filling(from variables: [String: String]) -> TemplateProperties {
+        guard !variables.isEmpty else { return self }
+        var merged = self
+        for (name, value) in variables {
+            let key = name.lowercased()
+            if merged.values[key] == nil { merged.values[key] = value }
+        }
+        return merged
+    }
+
     /// Every property, keyed by lower-cased name.
     public var all: [String: String] { values }
 }
