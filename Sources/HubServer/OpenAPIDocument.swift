@@ -547,7 +547,7 @@ paths:
   /{hub}/schedulednotifications:
     parameters:
       - $ref: "#/components/parameters/hub"
-      - {name: ServiceBusNotification-ScheduleTime, in: header, required: true, schema: {type: string}, description: "ISO 8601 with a zone, or yyyy-MM-ddTHH:mm:ss without one (UTC), as Azure's .NET SDK writes it"}
+      - {name: ServiceBusNotification-ScheduleTime, in: header, required: true, schema: {type: string}, description: "ISO 8601 date and time; without a zone it is UTC (Azure's .NET SDK writes yyyy-MM-ddTHH:mm:ss)"}
       - {name: ServiceBusNotification-Format, in: header, required: true, schema: {type: string}}
       - {name: ServiceBusNotification-Tags, in: header, schema: {type: string}}
     post:

@@ -172,7 +172,7 @@ import Testing
     }
 
     /// `ScheduleNotificationAsync` writes `UtcDateTime.ToString("s")`, a time without a zone, which Azure reads as
-    /// UTC; other zone-less forms stay refused.
+    /// UTC; what is not an ISO 8601 date and time stays refused.
     @Test func scheduleTimeWithoutZoneIsUTC() async throws {
         try await Self.run { harness, _ in
             let name = HTTPField.Name("ServiceBusNotification-ScheduleTime")!
@@ -187,7 +187,10 @@ import Testing
             let id = try #require(accepted.headers[.location]?.split(separator: "/").last.map(String.init))
             let record = try #require(try await harness.hub.sends.record(id: id))
             #expect(record.scheduledTime == HubDateFormat.date(from: "2099-12-01T09:30:00Z"))
-            for bad in ["2099-12-01T09:30", "2099-12-01", "2099-12-01T09:30:00.5", "2099-12-01 09:30:00", "2099-13-01T09:30:00"] {
+            let fraction = try await schedule("2099-12-01T09:30:00.25")
+            let fractionID = try #require(fraction.headers[.location]?.split(separator: "/").last.map(String.init))
+            #expect(try await harness.hub.sends.record(id: fractionID)?.scheduledTime == HubDateFormat.date(from: "2099-12-01T09:30:00.250Z"))
+            for bad in ["2099-12-01T09:30", "2099-12-01", "2099-12-01 09:30:00", "2099-13-01T09:30:00", "12/01/2099 09:30:00", "2099-12-01T09:30:00+"] {
                 let refused = try await schedule(bad)
                 #expect(refused.status == .badRequest, "\(bad)")
                 #expect(refused.errorCode == "InvalidScheduleTime", "\(bad)")

@@ -152,18 +152,10 @@ struct ScheduledNotificationsController {
         return try await send.accept(request, scheduleTime: time)
     }
 
-    /// A schedule time: ISO 8601 with a zone, or Azure's .NET SDK's form, `yyyy-MM-ddTHH:mm:ss` without a zone
-    /// (`UtcDateTime.ToString("s")`), which Azure reads as UTC. Only that exact zone-less form is taken; anything
-    /// else without a zone (fractions, a date alone) is refused.
+    /// A schedule time: ISO 8601 (``HubDateFormat``); a time without a zone is UTC, as Azure reads the .NET
+    /// SDK's `UtcDateTime.ToString("s")` (`2026-12-01T09:30:00`).
     static func scheduleTime(_ text: String) -> Date? {
-        if let date = HubDateFormat.date(from: text) { return date }
-        let bytes = Array(text.utf8)
-        let digits = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
-        guard bytes.count == 19, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-            bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
-            digits.allSatisfy({ (0x30...0x39).contains(bytes[$0]) })
-        else { return nil }
-        return HubDateFormat.date(from: text + "Z")
+        HubDateFormat.date(from: text)
     }
 
     func cancel(_ request: Request, _ context: HubContext) async throws -> Response {

@@ -205,8 +205,9 @@ extension PostgresHubDatabase {
                 "ALTER TABLE installations ADD COLUMN push_variables TEXT",
                 // The expiry sweep finds expired rows from this index; rows that never expire are not in it.
                 "CREATE INDEX installations_expiration ON installations(expiration_time) WHERE expiration_time IS NOT NULL",
-                // hub_put_installation (migration 11) with the push variables after the templates.
-                "DROP FUNCTION hub_put_installation(TEXT, TEXT, TEXT, BIGINT, TEXT, TEXT, TEXT, BIGINT, DOUBLE PRECISION, DOUBLE PRECISION, BOOLEAN, TEXT[], BIGINT[])",
+                // hub_put_installation (migration 11) with the push variables after the templates, as an overload:
+                // the 13-argument form stays, so nodes not yet upgraded keep writing during a rolling upgrade (their
+                // writes leave a row's push variables as they were).
                 """
                 CREATE FUNCTION hub_put_installation(
                     p_id TEXT, p_platform TEXT, p_channel TEXT, p_channel_is_object BIGINT, p_user TEXT, p_tags TEXT,
