@@ -112,6 +112,8 @@ public struct HubAPI: Sendable {
         router.add(middleware: MetricsMiddleware())
 
         OperationsController(api: self).addRoutes(to: Routes(router: router, prefix: "", recorder: recorder))
+        NamespaceController(api: self).addNamespaceRoutes(to: Routes(router: router, prefix: "/", recorder: recorder))
+        BlobContainersController(api: self).addBlobRoutes(to: Routes(router: router, prefix: "", recorder: recorder))
 
         let group = router.group("/:hub").add(middleware: HubAuthenticationMiddleware(directory: directory, clock: clock))
         let hubRoutes = Routes(group: group, prefix: "/{hub}", recorder: recorder)
@@ -124,6 +126,9 @@ public struct HubAPI: Sendable {
         RatesController(api: self).addRoutes(to: hubRoutes)
         NodesController(api: self).addRoutes(to: hubRoutes)
         ConfigurationController(api: self).addRoutes(to: hubRoutes)
+        NamespaceController(api: self).addHubRoutes(to: hubRoutes)
+        BlobContainersController(api: self).addHubRoutes(to: hubRoutes)
+        JobsController(api: self).addRoutes(to: hubRoutes)
         if console { ConsoleController<HubRequestContext>().addRoutes(to: router) }
         return router
     }
