@@ -112,6 +112,29 @@ import Testing
         }
     }
 
+    @Test func aTokenForOneHubsContainerDoesNotOpenAnothers() async throws {
+        // Two hubs whose keys have the same names but other secrets.
+        var other = APITestHarness.settings(adapters: [RecordingAdapter()])
+        other.name = "other"
+        other.keys = APITestHarness.keys.map { AccessKey(name: $0.name, rights: $0.rights, primaryKey: "other-\($0.primaryKey)") }
+        let configuration = HubsConfiguration(
+            server: ServerConfiguration(), hubs: [APITestHarness.settings(adapters: [RecordingAdapter()]), other])
+        try await APITestHarness.run(configuration: configuration) { api in
+            let demoURL = try await api.request(.get, "/demo/feedbackcontainer").text
+            let otherToken = SharedAccessSignature.make(
+                resource: "http://localhost/other", keyName: "manage", key: "other-manage-key-0123456789", expiry: Date() + 60)
+            let otherURL = try await api.request(.get, "/other/feedbackcontainer", key: nil, headers: [.authorization: otherToken]).text
+            #expect(otherURL.hasPrefix("http://localhost/blobs/other.feedback?"))
+            let demoQuery = try #require(URLComponents(string: demoURL)?.percentEncodedQuery)
+            let otherQuery = try #require(URLComponents(string: otherURL)?.percentEncodedQuery)
+            let list = "restype=container&comp=list"
+            #expect(try await api.request(.get, "/blobs/demo.feedback?\(list)&\(demoQuery)", key: nil).status == .ok)
+            #expect(try await api.request(.get, "/blobs/other.feedback?\(list)&\(otherQuery)", key: nil).status == .ok)
+            #expect(try await api.request(.get, "/blobs/other.feedback?\(list)&\(demoQuery)", key: nil).status == .forbidden)
+            #expect(try await api.request(.get, "/blobs/demo.feedback?\(list)&\(otherQuery)", key: nil).status == .forbidden)
+        }
+    }
+
     @Test func theContainerURLNeedsTheManageRight() async throws {
         try await APITestHarness.run { api in
             for key in ["listen", "send"] {

@@ -24,6 +24,13 @@ struct NamespaceController {
 
     func addNamespaceRoutes(to routes: Routes) {
         routes.on(.get, "") { try await listHubs($0, $1) }
+        // `/console` is the console's path: with the console off it stays a 404, not the description of a hub named
+        // `console` (an undocumented route, so it is registered past the route list).
+        if !api.console, let router = routes.router {
+            router.get("/console") { request, _ -> Response in
+                throw APIError(.notFound, code: "NotFound", message: "no endpoint matches \(request.method) \(request.uri.path)")
+            }
+        }
     }
 
     func addHubRoutes(to routes: Routes) {

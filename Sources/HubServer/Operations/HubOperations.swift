@@ -25,13 +25,17 @@ public final class HubOperations: Service, Sendable {
         (work, continuation) = AsyncStream.makeStream()
     }
 
-    /// Runs submitted jobs until graceful shutdown; jobs still running are cancelled.
+    /// Runs submitted jobs until graceful shutdown; jobs still running are cancelled. The temporary file area of
+    /// hubs without a data directory is removed then (the API has stopped before this service).
     public func run() async throws {
         await withDiscardingTaskGroup { group in
             for await job in work.cancelOnGracefulShutdown() {
                 group.addTask { await job() }
             }
             group.cancelAll()
+        }
+        if let temporary = state.withLock({ $0.temporaryRoot }) {
+            try? FileManager.default.removeItem(at: temporary)
         }
     }
 
