@@ -12,7 +12,9 @@ import NotificationHub
 public struct ContainerSignature: Sendable, Hashable {
     /// What a token allows: `r` read blobs, `w` write blobs, `l` list the container.
     public struct Permissions: OptionSet, Sendable, Hashable {
+        /// The permission bits.
         public let rawValue: Int
+        /// Permissions from their bits.
         public init(rawValue: Int) { self.rawValue = rawValue }
 
         /// Read a blob.

@@ -3,9 +3,9 @@ import NotificationHub
 
 /// A bulk registration job, as Azure's `NotificationHubJob`: export every registration to a container, or create,
 /// update, upsert or delete the registrations listed in an import file, one registration description per line.
-public struct HubJob: Codable, Sendable, Hashable {
+struct HubJob: Codable, Sendable, Hashable {
     /// What a job does (Azure's `NotificationHubJobType`).
-    public enum Kind: String, Codable, Sendable, CaseIterable {
+    enum Kind: String, Codable, Sendable, CaseIterable {
         case exportRegistrations = "ExportRegistrations"
         case importCreateRegistrations = "ImportCreateRegistrations"
         case importUpdateRegistrations = "ImportUpdateRegistrations"
@@ -13,45 +13,45 @@ public struct HubJob: Codable, Sendable, Hashable {
         case importUpsertRegistrations = "ImportUpsertRegistrations"
 
         /// Whether the job reads an import file.
-        public var isImport: Bool { self != .exportRegistrations }
+        var isImport: Bool { self != .exportRegistrations }
     }
 
     /// Where a job is (Azure's `NotificationHubJobStatus`).
-    public enum Status: String, Codable, Sendable {
+    enum Status: String, Codable, Sendable {
         case started = "Started"
         case running = "Running"
         case completed = "Completed"
         case failed = "Failed"
 
         /// Whether the job has ended.
-        public var isFinal: Bool { self == .completed || self == .failed }
+        var isFinal: Bool { self == .completed || self == .failed }
     }
 
     /// The `OutputProperties` key naming the blob of results.
-    public static let outputFileKey = "OutputFilePath"
+    static let outputFileKey = "OutputFilePath"
     /// The `OutputProperties` key naming the blob of failed lines.
-    public static let failedFileKey = "FailedFilePath"
+    static let failedFileKey = "FailedFilePath"
 
     /// The job's id.
-    public var id: String
+    var id: String
     /// What it does.
-    public var kind: Kind
+    var kind: Kind
     /// Where it is.
-    public var status: Status
+    var status: Status
     /// Percent done, 0–100.
-    public var progress: Double
+    var progress: Double
     /// The container results are written to, as submitted.
-    public var outputContainerURI: String
+    var outputContainerURI: String
     /// The import file, as submitted (import jobs).
-    public var importFileURI: String?
+    var importFileURI: String?
     /// Why it failed.
-    public var failure: String?
+    var failure: String?
     /// `OutputFilePath` and `FailedFilePath`: blob names in the output container.
-    public var outputProperties: [String: String]
+    var outputProperties: [String: String]
     /// When it was submitted.
-    public var createdAt: Date
+    var createdAt: Date
     /// When it last changed.
-    public var updatedAt: Date
+    var updatedAt: Date
 
     /// Job ids the hub makes: lowercase UUIDs.
     static func isValidID(_ id: String) -> Bool {
