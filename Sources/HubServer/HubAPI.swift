@@ -97,7 +97,8 @@ public struct HubAPI: Sendable {
     public static var routes: [String] {
         // An API without hubs registers the same routes.
         guard let api = try? HubAPI(hubs: []) else { return [] }
-        return api.makeRouter().routes.map { "\($0.method.rawValue) \($0.path)" }
+        // The console's pages (and its path's 404 while it is off) are not part of the API.
+        return api.makeRouter().routes.map { "\($0.method.rawValue) \($0.path)" }.filter { !$0.hasSuffix(" /console") }
     }
 
     /// Builds the router: the operations routes, then the hub's routes behind ``HubAuthenticationMiddleware``, on a
@@ -109,6 +110,14 @@ public struct HubAPI: Sendable {
         router.add(middleware: MetricsMiddleware())
 
         router.addRoutes(OperationsController(api: self).routes)
+        router.addRoutes(NamespaceController(api: self).namespaceRoutes)
+        router.addRoutes(BlobContainersController(api: self).blobRoutes)
+        // The console's path is the console's: with the console off it is a 404, never a hub named `console`.
+        if !console {
+            router.get("console") { request, _ -> Response in
+                throw APIError(.notFound, code: "NotFound", message: "no endpoint matches \(request.method) \(request.uri.path)")
+            }
+        }
 
         let hub = router.group("{hub}")
             .add(middleware: HubAuthenticationMiddleware(directory: directory, clock: clock))
@@ -122,6 +131,9 @@ public struct HubAPI: Sendable {
         hub.addRoutes(RatesController(api: self).routes)
         hub.addRoutes(NodesController(api: self).routes)
         hub.addRoutes(ConfigurationController(api: self).routes)
+        hub.addRoutes(NamespaceController(api: self).routes)
+        hub.addRoutes(BlobContainersController(api: self).routes)
+        hub.addRoutes(JobsController(api: self).routes)
         if console { ConsoleController<HubRequestContext>().addRoutes(to: router) }
         return router
     }
@@ -160,11 +172,10 @@ public struct HubAPI: Sendable {
             body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// The scheme and authority the client used, for `Location` headers.
-    static func origin(of request: Request) -> String {
-        let host = request.head.authority ?? "localhost"
-        let scheme = request.head.scheme ?? "http"
-        return "\(scheme)://\(host)"
+    /// The scheme and authority the client reached the hub at, for `Location` headers and URLs in bodies
+    /// (``HubOperations/origin(of:)``: a proxy's `X-Forwarded-Proto`, `https` when the hub serves TLS itself).
+    func origin(of request: Request) -> String {
+        directory.operations.origin(of: request)
     }
 
     /// A decoding error as a message that points at the field.

@@ -36,6 +36,7 @@ public enum HubApplication {
         let configuration = ApplicationConfiguration(
             address: .hostname(server.host, port: server.port), serverName: "NotificationHub", backlog: 1024)
         if let tls = server.tls {
+            api.directory.operations.scheme = "https"
             let tlsConfiguration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: try NIOSSLCertificate.fromPEMFile(tls.certificateChain).map { .certificate($0) },
                 privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.privateKey, format: .pem)))

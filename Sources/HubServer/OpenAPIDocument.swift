@@ -765,5 +765,153 @@ paths:
         "400": {$ref: "#/components/responses/Error"}
         "401": {$ref: "#/components/responses/Error"}
         "403": {$ref: "#/components/responses/Error"}
+  /:
+    get:
+      summary: "The namespace's hubs, as Azure's NamespaceManager.GetNotificationHubsAsync reads them: an Atom feed with one entry per hub whose Manage key signed the token. Sign sr = the namespace URL (https://host/) with a hub's key."
+      responses:
+        "200":
+          description: An Atom feed of NotificationHubDescription entries.
+          content:
+            application/atom+xml: {schema: {type: string}}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+  /{hub}:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - $ref: "#/components/parameters/apiVersion"
+    get:
+      summary: "The hub as Azure's NotificationHubDescription Atom entry (NamespaceManager.GetNotificationHubAsync): its name and registration lifetime, no keys or credentials (Manage)."
+      responses:
+        "200":
+          description: An Atom entry.
+          content:
+            application/atom+xml: {schema: {type: string}}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+    put:
+      summary: "Refused: hubs are defined in hub.yaml (409 HubDefinedInConfiguration) (Manage)."
+      responses:
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "409": {$ref: "#/components/responses/Error"}
+    delete:
+      summary: "Refused: hubs are defined in hub.yaml (405 HubDefinedInConfiguration, Allow: GET) (Manage)."
+      responses:
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "405": {$ref: "#/components/responses/Error"}
+  /{hub}/feedbackcontainer:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - $ref: "#/components/parameters/apiVersion"
+    get:
+      summary: "The URL of the hub's PNS feedback container, with a read-and-list token valid for an hour (NotificationHubClient.GetFeedbackContainerUriAsync). The container holds one blob per UTC day, named MMddyyyy, one <PnsFeedback> element per line (docs/operations-api.md) (Manage)."
+      responses:
+        "200":
+          description: The container URL.
+          content:
+            text/plain: {schema: {type: string}}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+  /{hub}/containers/{container}:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - {name: container, in: path, required: true, schema: {type: string, pattern: "^[a-z0-9](-?[a-z0-9])+$", minLength: 3, maxLength: 63}}
+    get:
+      summary: "Creates a job container of the hub if it is missing and answers its URL, with a read, write and list token valid for a day: where import files are uploaded and job results written (Manage)."
+      responses:
+        "200":
+          description: The container URL.
+          content:
+            text/plain: {schema: {type: string}}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+  /{hub}/jobs:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - $ref: "#/components/parameters/apiVersion"
+    post:
+      summary: "Submits a bulk registration job (NotificationHubClient.SubmitNotificationHubJobAsync): an Atom entry with a NotificationHubJob of Type ExportRegistrations, ImportCreateRegistrations, ImportUpdateRegistrations, ImportUpsertRegistrations or ImportDeleteRegistrations. OutputContainerUri must be a container URL of this hub allowing writes, ImportFileUri a blob in such a container; any other URL is refused (400 InvalidContainerUri) (Manage)."
+      requestBody:
+        required: true
+        content:
+          application/atom+xml: {schema: {type: string}}
+      responses:
+        "201":
+          description: The job as an Atom entry; Location is its URL.
+          content:
+            application/atom+xml: {schema: {type: string}}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+    get:
+      summary: The hub's jobs, oldest first, as an Atom feed of NotificationHubJob entries (Manage).
+      responses:
+        "200":
+          description: An Atom feed.
+          content:
+            application/atom+xml: {schema: {type: string}}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+  /{hub}/jobs/{jobId}:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - {name: jobId, in: path, required: true, schema: {type: string}}
+      - $ref: "#/components/parameters/apiVersion"
+    get:
+      summary: "A job's state: Status (Started, Running, Completed, Failed), Progress, Failure, and OutputProperties naming the OutputFilePath and FailedFilePath blobs (Manage)."
+      responses:
+        "200":
+          description: An Atom entry.
+          content:
+            application/atom+xml: {schema: {type: string}}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+  /blobs/{container}:
+    parameters:
+      - {name: container, in: path, required: true, description: "<hub>.<container>, as in the URL the hub issued.", schema: {type: string}}
+      - {name: restype, in: query, required: true, schema: {const: container}}
+      - {name: comp, in: query, required: true, schema: {const: list}}
+      - {name: prefix, in: query, schema: {type: string}}
+      - {name: sig, in: query, required: true, description: "The container token's signature; with sv, sr, sp and se as the hub issued them.", schema: {type: string}}
+    get:
+      summary: "Lists a container's blobs as Azure Blob Storage does (EnumerationResults XML). Authorized by the container URL's token (l), not by an Authorization header."
+      security: []
+      responses:
+        "200":
+          description: EnumerationResults.
+          content:
+            application/xml: {schema: {type: string}}
+        "400": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+  /blobs/{container}/{blob}:
+    parameters:
+      - {name: container, in: path, required: true, description: "<hub>.<container>, as in the URL the hub issued.", schema: {type: string}}
+      - {name: blob, in: path, required: true, schema: {type: string, pattern: "^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$"}}
+      - {name: sig, in: query, required: true, description: "The container token's signature; with sv, sr, sp and se as the hub issued them.", schema: {type: string}}
+    get:
+      summary: Reads a blob. Authorized by the container URL's token (r).
+      security: []
+      responses:
+        "200":
+          description: The blob.
+          content:
+            application/octet-stream: {schema: {type: string, format: binary}}
+        "403": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+    put:
+      summary: "Writes a blob whole (a BlockBlob upload in one request, up to 64 MiB), e.g. a job's import file. Authorized by the container URL's token (w); the feedback container is read-only."
+      security: []
+      requestBody:
+        required: true
+        content:
+          application/octet-stream: {schema: {type: string, format: binary}}
+      responses:
+        "201": {description: Written.}
+        "400": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "413": {$ref: "#/components/responses/Error"}
 """#
 }

@@ -30,7 +30,18 @@ struct Serve: AsyncParsableCommand {
             """)
     var nodeName: String?
 
+    @Flag(
+        help: """
+            Serve https with a self-signed certificate for localhost and 127.0.0.1, made on first use in .emulator/ \
+            beside the configuration file (hub-tls.pem: trust it in the client), instead of server.tls.
+            """)
+    var selfSignedTLS = false
+
+    @Option(help: "The port to listen on, instead of server.port (e.g. 8443 with --self-signed-tls).")
+    var port: Int?
+
     func validate() throws {
+        if let port, !(0...65535).contains(port) { throw ValidationError("--port must be 0-65535") }
         if let nodeName, !HubNode.isValidName(nodeName) {
             throw ValidationError("--node-name must be 1–100 letters, digits, '.', '_', '-' or ':'")
         }
@@ -51,7 +62,18 @@ struct Serve: AsyncParsableCommand {
         let checked = try ConfigurationFile.load(options.config)
         let emulators = try ConfigurationFile.emulators(options.config, logger: logger)
         // With emulators, read again now that their material is on disk.
-        let configuration = emulators.isEmpty ? checked : try ConfigurationFile.load(options.config)
+        var loaded = emulators.isEmpty ? checked : try ConfigurationFile.load(options.config)
+        if let port { loaded.server.port = port }
+        if selfSignedTLS {
+            let folder = URL(fileURLWithPath: options.config).deletingLastPathComponent().appendingPathComponent(".emulator").path
+            _ = try SelfSignedTLS.loadOrGenerate(folder: folder)
+            let files = SelfSignedTLS.Files(folder: folder)
+            loaded.server.tls = .pemFiles(certificateChain: files.certificate, privateKey: files.privateKey)
+            logger.notice(
+                "serving https with a self-signed certificate; trust this file in the client (see README, .NET SDK)",
+                metadata: ["tls.certificate": "\(files.certificate)"])
+        }
+        let configuration = loaded
         for warning in configuration.warnings {
             logger.warning("configuration warning", metadata: ["config.warning": "\(warning)"])
         }

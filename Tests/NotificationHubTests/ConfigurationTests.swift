@@ -71,6 +71,14 @@ import Testing
         #expect(problems(Self.valid.replacingOccurrences(of: "  demo:", with: "  console:")).isEmpty)
     }
 
+    /// `/blobs/…` holds the hubs' file containers (feedback, jobs), so no hub may be named so.
+    @Test func blobsIsNoHubName() {
+        for name in ["blobs", "Blobs"] {
+            let clash = Self.valid.replacingOccurrences(of: "  demo:", with: "  \(name):")
+            #expect(problems(clash).map(\.message).contains { $0.contains("the hub name 'blobs' is the path") })
+        }
+    }
+
     @Test func reportsEveryProblemWithPlaceAndKeyPath() {
         let yaml = """
             server:

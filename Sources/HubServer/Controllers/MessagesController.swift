@@ -28,7 +28,7 @@ struct MessagesController {
             if ResponseFormat(request) == .xml { return HubAPI.xml(outcome.xml(), status: .created) }
             return try api.json(outcome, status: .created)
         }
-        return try await send.accept(request, scheduleTime: nil)
+        return try await send.accept(request, scheduleTime: nil, origin: api.origin(of: request))
     }
 
     /// `POST /{hub}/messages/$batch?direct`: one notification to up to 1000 device handles, as a multipart/mixed
@@ -59,7 +59,8 @@ struct MessagesController {
         let notification = Notification(
             format: format, body: parts.notification, headers: headers, audience: .handles(platform, handles),
             createdAt: api.clock.now())
-        return try await SendRequest(context, notification: notification).accept(request, scheduleTime: nil)
+        return try await SendRequest(context, notification: notification).accept(
+            request, scheduleTime: nil, origin: api.origin(of: request))
     }
 
     /// The notification id of the path: 32 hexadecimal digits, as the hub issues them.
@@ -78,7 +79,7 @@ struct MessagesController {
             throw APIError(.notFound, code: "NotificationNotFound", message: "notification '\(id)' does not exist")
         }
         let details = NotificationDetails(
-            record: record, location: "\(HubAPI.origin(of: request))/\(hub.name)/messages/\(id)",
+            record: record, location: "\(api.origin(of: request))/\(hub.name)/messages/\(id)",
             targetPlatforms: context.configuration.adapters.platforms(for: record.notification.format))
         if ResponseFormat(request) == .xml { return HubAPI.xml(details.xml(adapters: context.configuration.adapters), status: .ok) }
         return try api.json(details)
@@ -149,7 +150,7 @@ struct ScheduledNotificationsController {
                 "InvalidScheduleTime",
                 "set ServiceBusNotification-ScheduleTime to an ISO 8601 time such as 2026-12-01T09:00:00Z (a time without a zone is read as UTC)")
         }
-        return try await send.accept(request, scheduleTime: time)
+        return try await send.accept(request, scheduleTime: time, origin: api.origin(of: request))
     }
 
     /// A schedule time: ISO 8601 (``HubDateFormat``); a time without a zone is UTC, as Azure reads the .NET
@@ -258,7 +259,7 @@ struct SendRequest {
     }
 
     /// Enqueues the notification (honouring `Idempotency-Key`) and answers 201 with its location.
-    func accept(_ request: Request, scheduleTime: Date?) async throws -> Response {
+    func accept(_ request: Request, scheduleTime: Date?, origin: String) async throws -> Response {
         let idempotencyKey = request.headers[HTTPField.Name("Idempotency-Key")!]
         if let idempotencyKey,
             idempotencyKey.isEmpty || idempotencyKey.utf8.count > 200
@@ -269,7 +270,7 @@ struct SendRequest {
         let id = try await hub.sends.enqueue(
             notification, scheduledTime: scheduleTime, idempotencyKey: idempotencyKey.map { "\(hub.name)/\($0)" })
         let collection = scheduleTime == nil ? "messages" : "schedulednotifications"
-        let location = "\(HubAPI.origin(of: request))/\(hub.name)/\(collection)/\(id)"
+        let location = "\(origin)/\(hub.name)/\(collection)/\(id)"
         return Response(
             status: .created,
             headers: [.location: location, HTTPField.Name("TrackingId")!: id, .contentLength: "0"])

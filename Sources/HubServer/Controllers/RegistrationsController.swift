@@ -47,7 +47,7 @@ struct RegistrationsController {
         let hub = context.hub
         _ = try context.registrant()
         let id = try await hub.installations.createRegistrationID()
-        let origin = HubAPI.origin(of: request)
+        let origin = api.origin(of: request)
         return Response(
             status: .created,
             headers: [
@@ -114,7 +114,7 @@ struct RegistrationsController {
     }
 
     func registrationURL(_ registration: Registration, hub: Hub, request: Request) -> String {
-        "\(HubAPI.origin(of: request))/\(hub.name)/registrations/\(registration.registrationID)"
+        "\(api.origin(of: request))/\(hub.name)/registrations/\(registration.registrationID)"
     }
 
     func registrationEntry(_ registration: Registration, hub: Hub, request: Request, contentLocation: Bool) -> Response {
@@ -272,7 +272,7 @@ struct RegistrationsController {
             query, after: parameters.cursor, limit: parameters.top, reachableBy: registrant)
         var headers: HTTPFields = [.contentType: RegistrationXML.feedContentType]
         if let next = page.next { headers[Self.continuationTokenHeader] = next.token }
-        let url = HubAPI.origin(of: request) + request.uri.path
+        let url = api.origin(of: request) + request.uri.path
         let xml = RegistrationXML.feed(page.registrations, url: url, updated: api.clock.now()) {
             registrationURL($0, hub: hub, request: request)
         }

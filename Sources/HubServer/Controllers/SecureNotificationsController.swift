@@ -75,7 +75,7 @@ struct SecureNotificationsController {
         let created = try await hub.securePush.createSecureNotification(
             payload: Data(payload.utf8), audience: audience, timeToLiveSeconds: input.timeToLiveSeconds,
             readOnce: input.readOnce ?? false)
-        let location = "\(HubAPI.origin(of: request))/\(hub.name)/securenotifications/\(created.id)"
+        let location = "\(api.origin(of: request))/\(hub.name)/securenotifications/\(created.id)"
         return try api.json(
             CreateResponse(
                 id: created.id, notificationIds: created.notificationIDs,

@@ -36,6 +36,8 @@ public final class HubDirectory: Sendable {
     }
 
     private let state: Mutex<(entries: [String: Entry], removed: [String: [AccessKey]])>
+    /// The hubs' jobs and the files they read and write (a service of ``HubRuntime``).
+    public let operations = HubOperations()
 
     /// A directory of hubs.
     public init(hubs: [Hub]) throws {

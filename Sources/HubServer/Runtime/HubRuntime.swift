@@ -134,9 +134,9 @@ public final class HubRuntime: Sendable {
         state = Mutex((configuration, units))
     }
 
-    /// The long-lived services, in start order: adapters, hub workers, feedback webhooks. Run them in one
+    /// The long-lived services, in start order: adapters, hub workers, feedback webhooks, jobs. Run them in one
     /// `ServiceGroup` before the application (``makeApplication(onServerRunning:)``).
-    public var services: [any Service] { [adapterHost, workerHost, webhookHost] }
+    public var services: [any Service] { [adapterHost, workerHost, webhookHost, api.directory.operations] }
 
     /// The hubs served now.
     public var hubs: [Hub] { api.directory.hubs }

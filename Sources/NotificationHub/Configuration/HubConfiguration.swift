@@ -60,6 +60,9 @@ public struct HubsConfiguration: Sendable, Equatable {
             if server.console, name.lowercased() == "console" {
                 node.report("the hub name 'console' is the admin console's path while server.console is on; rename the hub")
             }
+            if name.lowercased() == "blobs" {
+                node.report("the hub name 'blobs' is the path of the hubs' file containers (feedback, jobs); rename the hub")
+            }
             let hub = HubSettings(name: name, node: node, registry: registry)
             // Two hubs on one store would share each other's installations and notifications.
             if let identity = hub.storage.identity {
