@@ -93,9 +93,14 @@ components:
             - {type: object}
         tags: {type: array, items: {type: string, pattern: "^[A-Za-z0-9_@#.:-]{1,120}$"}}
         templates: {type: object, additionalProperties: {$ref: "#/components/schemas/Template"}}
-        expirationTime: {type: string, format: date-time, readOnly: true}
+        pushVariables:
+          type: object
+          description: "Up to 32 device variables that fill $(name) in this device's templates when a send does not give them"
+          additionalProperties: {type: string}
+        expirationTime: {type: string, format: date-time, description: "When the hub deletes the installation; 9999-12-31T23:59:59.999Z for never"}
         lastUpdate: {type: string, format: date-time, readOnly: true}
-        expiredPushChannel: {type: boolean, readOnly: true}
+        pushChannelExpired: {type: boolean, readOnly: true, description: "The platform reported the channel expired (the name Azure's SDKs read)"}
+        expiredPushChannel: {type: boolean, readOnly: true, description: "The same flag under its documented name"}
     InstallationList:
       type: object
       properties:
