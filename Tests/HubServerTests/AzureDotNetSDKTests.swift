@@ -283,12 +283,21 @@ import Testing
                 #expect(response.headers[.contentType] == "\(type); charset=utf-8", "\(accept ?? "none")")
                 #expect(response.errorCode == "InstallationNotFound")
             }
-            // A TrackingId that is not an id is not echoed.
+            // Hostile text in a message still makes a well-formed error that reads back as written.
             let hostile = try await harness.client.execute(
+                uri: "/demo/installations?tags=%3Cx%3E%26%01%5D%5D%3E", method: .get,
+                headers: [.authorization: Self.sdkToken("/demo/installations")], body: nil)
+            #expect(hostile.status == .badRequest)
+            let root = try XMLReader().parse(Array(hostile.body.readableBytesView))
+            #expect(root.name == "Error")
+            #expect(root.children.map(\.name) == ["Code", "Detail", "ErrorCode"])
+            #expect(root.children[1].text.hasSuffix("found '<'"))
+            // A TrackingId that is not an id is not echoed.
+            let forged = try await harness.client.execute(
                 uri: path, method: .get,
                 headers: [.authorization: Self.sdkToken(path), HTTPField.Name("TrackingId")!: "<x>&y"], body: nil)
-            #expect(!hostile.text.contains("TrackingId"))
-            #expect(!hostile.text.contains("<x>"))
+            #expect(!forged.text.contains("TrackingId"))
+            #expect(!forged.text.contains("<x>"))
         }
     }
 
