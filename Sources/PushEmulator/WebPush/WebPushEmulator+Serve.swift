@@ -20,6 +20,7 @@ extension WebPushEmulator {
         guard request.method == .post else { return Self.problem(405, "push messages are sent with POST") }
         let faults = recorder.faults
         if faults.latency > .zero { try? await Task.sleep(for: faults.latency) }
+        if let answer = faults.answer { return answer.response }
         switch faults.decide() {
         case .proceed: break
         case .serverError: return Self.problem(500, "internal error")
