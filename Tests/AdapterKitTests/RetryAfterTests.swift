@@ -92,7 +92,7 @@ import Testing
         #expect(PlatformNumber.duration(seconds: 9e17, clampedTo: wide) == .seconds(Int64.max))
     }
 
-    @Test(arguments: [nil, Double.nan, 0, -1, -1e300, -.infinity])
+    @Test(arguments: [nil, Double.nan, 0, -1, -1e300, -Double.infinity] as [Double?])
     func unusableTokenLifetimesFallBackToTheDefault(expiresIn: Double?) {
         #expect(PlatformNumber.tokenLifetime(expiresIn: expiresIn) == .seconds(3600))
     }

@@ -18,7 +18,7 @@ extension HTTPClientResponse.Body {
             for try await var chunk in self {
                 let room = limit - collected.readableBytes
                 if chunk.readableBytes >= room {
-                    if let slice = chunk.readSlice(length: max(0, room)) { collected.writeImmutableBuffer(slice) }
+                    if let slice = chunk.readSlice(length: Swift.max(0, room)) { collected.writeImmutableBuffer(slice) }
                     break
                 }
                 collected.writeBuffer(&chunk)
