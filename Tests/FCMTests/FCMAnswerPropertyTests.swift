@@ -17,8 +17,10 @@ import Testing
     static let dispatchedCases = 8
     static let payload = #"{"message":{"data":{"a":"1"}}}"#
 
+    /// Google's codes (the retryable ones thrice: they must not make a 4xx retryable), field paths and messages.
     static let codes = [
-        "UNREGISTERED", "SENDER_ID_MISMATCH", "QUOTA_EXCEEDED", "UNAVAILABLE", "INTERNAL", "INVALID_ARGUMENT",
+        "QUOTA_EXCEEDED", "UNAVAILABLE", "INTERNAL", "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", "UNAVAILABLE", "INTERNAL",
+        "RESOURCE_EXHAUSTED", "UNREGISTERED", "SENDER_ID_MISMATCH", "QUOTA_EXCEEDED", "UNAVAILABLE", "INTERNAL", "INVALID_ARGUMENT",
         "THIRD_PARTY_AUTH_ERROR", "RESOURCE_EXHAUSTED", "PERMISSION_DENIED", "UNAUTHENTICATED", "NOT_FOUND",
         "message.token", "Message is too big", "",
     ]
@@ -29,6 +31,7 @@ import Testing
             templates: [
                 #"{"error":{"code":#,"message":$,"status":$,"details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":$}]}}"#,
                 #"{"error":{"code":#,"status":$,"details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":$},{"field":#}]}]}}"#,
+                #"{"error":{"status":$,"details":[{"errorCode":$}]}}"#, #"{"error":{"status":$}}"#,
                 #"{"error":{"code":#,"status":#,"details":#}}"#, #"{"error":#}"#, #"{"name":$}"#, "[#]", #"{"error":{"details":[#,$]}}"#,
             ],
             strings: codes)

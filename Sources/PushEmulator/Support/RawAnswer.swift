@@ -6,8 +6,9 @@ import NIOCore
 /// body, optionally cut short. It feeds an adapter what no well-behaved platform sends (absurd `Retry-After`
 /// values, non-UTF-8 or truncated bodies), to prove that no answer can crash the hub.
 ///
-/// A status below 200 cannot end an exchange: the emulator closes the connection instead, as a server that sent
-/// only an interim answer would leave its client. A 204 or 304 answer carries no body. Header names and values the transport cannot carry (a name that
+/// A status below 200 cannot end an exchange: the emulator sends it as an interim answer where its server can (the
+/// Hummingbird-based FCM and Web Push emulators), then breaks the exchange off (closes the connection, or resets the
+/// stream), as a server that sent only an interim answer would leave its client. A 204 or 304 answer carries no body. Header names and values the transport cannot carry (a name that
 /// is not a token, a value with a line break) are left out. `Content-Length` is the emulator's to set.
 public struct RawAnswer: Sendable, Hashable {
     /// One header field.
@@ -75,10 +76,13 @@ extension RawAnswer {
     /// Thrown by a truncated body's writer, so the server breaks the connection off mid-body.
     struct BrokenOff: Error {}
 
-    /// The answer as a response of the Hummingbird-based emulators; a status below 200 closes the connection.
+    /// The answer as a response of the Hummingbird-based emulators. A status below 200 goes out as an interim head,
+    /// then the exchange breaks off (Hummingbird writes the head before the body, so a dropped answer needs one).
     var response: Response {
         let bytes = sendableBody
-        guard status >= 200 else { return Response(status: .ok, body: ResponseBody { _ in throw BrokenOff() }) }
+        guard status >= 200 else {
+            return Response(status: HTTPResponse.Status(code: status), body: ResponseBody { _ in throw BrokenOff() })
+        }
         var fields = HTTPFields()
         for field in sendableHeaders {
             if let name = HTTPField.Name(field.name) { fields.append(HTTPField(name: name, value: field.value)) }
