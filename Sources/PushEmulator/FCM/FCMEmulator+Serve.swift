@@ -56,7 +56,8 @@ extension FCMEmulator {
                 429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Send requests'.",
                 errorCode: "QUOTA_EXCEEDED", retryAfter: faults.retryAfterSeconds)
         case .dropConnection:
-            return Response(status: .ok, body: ResponseBody { _ in throw DropConnection() })
+            // Hummingbird writes a head before the body: an interim one, so the client gets no answer at all.
+            return Response(status: .earlyHints, body: ResponseBody { _ in throw DropConnection() })
         }
 
         // Authentication: a bearer token this emulator issued, not expired.
