@@ -347,8 +347,8 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         if let seconds = Int64(text) { return String(seconds) }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return String(Int64(date.timeIntervalSince1970)) }
+        if let date = formatter.date(from: text) { return PlatformNumber.int64(date.timeIntervalSince1970).map(String.init) }
         formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text).map { String(Int64($0.timeIntervalSince1970)) }
+        return formatter.date(from: text).flatMap { PlatformNumber.int64($0.timeIntervalSince1970) }.map(String.init)
     }
 }

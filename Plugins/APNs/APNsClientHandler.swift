@@ -346,10 +346,16 @@ final class APNsClientHandler: ChannelInboundHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let closed = event as? StreamClosedEvent, let request = inFlight.removeValue(forKey: closed.streamID) {
-            // REFUSED_STREAM means the server did not process the stream (RFC 9113 §8.7).
-            request.batch.complete(request.index, .failed(closed.reason == .refusedStream ? "Refused" : "StreamReset"))
-            drain()
+        if let closed = event as? StreamClosedEvent, let request = inFlight[closed.streamID] {
+            if request.response.status != 0 {
+                // The answer's status arrived before the stream broke off: it decides, with whatever body came.
+                finish(closed.streamID, request)
+            } else {
+                // REFUSED_STREAM means the server did not process the stream (RFC 9113 §8.7).
+                inFlight.removeValue(forKey: closed.streamID)
+                request.batch.complete(request.index, .failed(closed.reason == .refusedStream ? "Refused" : "StreamReset"))
+                drain()
+            }
         }
         context.fireUserInboundEventTriggered(event)
     }

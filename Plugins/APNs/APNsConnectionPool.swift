@@ -13,7 +13,7 @@ enum APNsResponseBody {
     static func parse(_ body: ByteBuffer) -> (reason: String?, timestamp: Int64?) {
         guard let object = (try? JSONValue(parsing: body.readableBytesView))?.objectValue else { return (nil, nil) }
         var timestamp: Int64?
-        if case .number(let value)? = object["timestamp"] { timestamp = Int64(value) }
+        if case .number(let value)? = object["timestamp"] { timestamp = PlatformNumber.int64(value) }
         return (object["reason"]?.stringValue, timestamp)
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 /// | APNs | Outcome |
 /// |---|---|
 /// | 200 | success |
-/// | 410 `Unregistered`, `ExpiredToken` | expiredChannel (`channelExpiredAt` from `timestamp`) |
+/// | 410 `Unregistered`, `ExpiredToken` | expiredChannel (`channelExpiredAt` from `timestamp`, never later than now) |
 /// | 400 `BadDeviceToken`, `MissingDeviceToken` | badChannel |
 /// | 400 `DeviceTokenNotForTopic` | wrongChannel (the token belongs to another app) |
 /// | 403 (any reason) | invalidCredentials |
@@ -37,7 +37,7 @@ public enum APNsOutcomeMapping {
         case (410, _):
             return DeliveryResult(
                 .expiredChannel, reason: reason ?? "Unregistered",
-                channelExpiredAt: timestamp.map { Date(timeIntervalSince1970: Double($0) / 1000) })
+                channelExpiredAt: timestamp.flatMap { PlatformNumber.date(unixMilliseconds: Double($0), latest: now) })
         case (_, "BadDeviceToken"), (_, "MissingDeviceToken"):
             return DeliveryResult(.badChannel, reason: reason)
         case (_, "DeviceTokenNotForTopic"):
@@ -48,7 +48,7 @@ public enum APNsOutcomeMapping {
             return DeliveryResult(.invalidNotificationSize, reason: reason ?? "PayloadTooLarge")
         case (429, _):
             return DeliveryResult(.throttled, reason: reason ?? "TooManyRequests", retryAfter: wait)
-        case (_, "IdleTimeout"):
+        case (400, "IdleTimeout"):
             return DeliveryResult(.pnsUnreachable, reason: reason)
         case (500..<600, _):
             return DeliveryResult(.pnsUnavailable, reason: reason ?? "Status\(status)", retryAfter: wait)

@@ -31,9 +31,7 @@ public final class FCMAccessTokenProvider: Sendable {
         self.cache = TokenCache { () async throws -> TokenCache<SingleToken, FCMAccessToken>.Fresh in
             let requested = Date()
             let token = try await fetch.fetch()
-            let lifetime = token.lifetime
-            let margin = Double(renewalMargin.components.seconds) + Double(renewalMargin.components.attoseconds) / 1e18
-            return .init(token.token, refreshAt: requested + lifetime - margin)
+            return .init(token.token, refreshAt: requested + (token.lifetime - renewalMargin).secondsValue)
         }
     }
 
@@ -53,6 +51,21 @@ public final class FCMAccessTokenProvider: Sendable {
     }
 }
 
+extension FCMAccessTokenProvider {
+    /// How long to use a token whose answer held `expires_in: value`: Google's usual hour when absent or not a
+    /// number, otherwise the value clamped between ``PlatformNumber/minimumTokenLifetime`` and
+    /// ``PlatformNumber/maximumTokenLifetime``.
+    static func lifetime(expiresIn value: JSONValue?) -> Duration {
+        var seconds: Double?
+        switch value {
+        case .number(let number)?: seconds = number
+        case .string(let text)?: seconds = PlatformNumber.int64(text).map(Double.init)
+        default: seconds = nil
+        }
+        return PlatformNumber.tokenLifetime(expiresIn: seconds)
+    }
+}
+
 /// Exchanges a signed assertion for an access token at the service account's token endpoint.
 private struct Fetcher: Sendable {
     var account: FCMServiceAccount
@@ -60,7 +73,7 @@ private struct Fetcher: Sendable {
     var requestTimeout: TimeAmount
     var logger: Logger
 
-    func fetch() async throws -> (token: FCMAccessToken, lifetime: Double) {
+    func fetch() async throws -> (token: FCMAccessToken, lifetime: Duration) {
         let assertion: String
         do {
             assertion = try account.assertion(scope: FCMAccessTokenProvider.scope)
@@ -78,11 +91,11 @@ private struct Fetcher: Sendable {
         let body: ByteBuffer
         do {
             response = try await http.client().execute(request, timeout: requestTimeout)
-            body = try await response.body.collect(upTo: 64 * 1024)
         } catch {
             logger.warning("token endpoint unreachable", metadata: ["error.type": "\(type(of: error))"])
             throw FCMError(.tokenEndpointUnreachable, "cannot reach the token endpoint: \(type(of: error))")
         }
+        body = await response.body.prefix(upTo: 64 * 1024)
         let json = try? JSONValue(parsing: body.readableBytesView).objectValue
         guard response.status == .ok else {
             let reason = json?["error"]?.stringValue ?? "HTTP \(response.status.code)"
@@ -98,9 +111,8 @@ private struct Fetcher: Sendable {
         guard let value = json?["access_token"]?.stringValue, !value.isEmpty else {
             throw FCMError(.tokenEndpointUnavailable, "the token endpoint's answer has no access_token")
         }
-        var lifetime = 3600.0
-        if case .number(let seconds) = json?["expires_in"] { lifetime = seconds }
-        logger.debug("access token obtained", metadata: ["oauth.expiresIn": "\(Int(lifetime))"])
-        return (FCMAccessToken(value: value, expiresAt: started + .milliseconds(Int64(lifetime * 1000))), lifetime)
+        let lifetime = FCMAccessTokenProvider.lifetime(expiresIn: json?["expires_in"])
+        logger.debug("access token obtained", metadata: ["oauth.expiresIn": "\(lifetime.components.seconds)"])
+        return (FCMAccessToken(value: value, expiresAt: started + lifetime), lifetime)
     }
 }

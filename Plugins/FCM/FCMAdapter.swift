@@ -203,10 +203,11 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
             let responseBody: ByteBuffer
             do {
                 response = try await http.client().execute(request, timeout: context.timeout(atMost: requestTimeout).timeAmount)
-                responseBody = try await response.body.collect(upTo: 64 * 1024)
             } catch {
                 return DeliveryResult(.pnsUnreachable, reason: "\(type(of: error))")
             }
+            // The status decides; an error body too large or cut short is read as far as it goes.
+            responseBody = await response.body.prefix(upTo: 64 * 1024)
             if response.status == .unauthorized, !renewed {
                 renewed = true
                 context.logger.info("FCM refused the access token; obtaining a new one", metadata: ["push.platform": "fcm"])
@@ -241,9 +242,11 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
             return DeliveryResult(.wrongChannel, reason: code)
         case (_, "THIRD_PARTY_AUTH_ERROR"), (401, _), (_, "PERMISSION_DENIED"), (_, "UNAUTHENTICATED"):
             return DeliveryResult(.invalidCredentials, reason: code)
-        case (429, _), (_, "QUOTA_EXCEEDED"), (_, "RESOURCE_EXHAUSTED"):
+        // Only 429 and 5xx answers are retried: a body naming a retryable code under another status (a 400 saying
+        // UNAVAILABLE) is refused for good, as its status says.
+        case (429, _), (500..., "QUOTA_EXCEEDED"), (500..., "RESOURCE_EXHAUSTED"):
             return DeliveryResult(.throttled, reason: code, retryAfter: retryAfter ?? quotaBackoff)
-        case (500..., _), (_, "INTERNAL"), (_, "UNAVAILABLE"):
+        case (500..., _):
             return DeliveryResult(.pnsUnavailable, reason: code, retryAfter: retryAfter)
         case (400, _), (_, "INVALID_ARGUMENT"):
             if error.fieldViolations.contains(where: { $0 == "message.token" || $0.hasPrefix("message.token") }) {

@@ -50,10 +50,11 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         self.tokens = TokenCache(clock: clock) {
             do {
                 let token = try await Self.requestToken(client: try client.client(), configuration: configuration)
-                logger.debug("obtained a WNS access token", metadata: ["wns.expiresIn": "\(token.expiresIn)"])
+                logger.debug(
+                    "obtained a WNS access token", metadata: ["wns.expiresIn": "\(token.lifetime.components.seconds)"])
                 // Renew a tenth of the lifetime (at most five minutes) before WNS would reject the token.
-                let margin = min(300, max(0, token.expiresIn / 10))
-                return .init(token.value, refreshAt: clock.now() + token.expiresIn - margin)
+                let margin = min(.seconds(300), token.lifetime / 10)
+                return .init(token.value, refreshAt: clock.now() + (token.lifetime - margin).secondsValue)
             } catch {
                 logger.warning("could not obtain a WNS access token", metadata: ["error": "\(error)"])
                 throw error
@@ -278,9 +279,10 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
 
     // MARK: Token
 
-    private struct TokenResponse: Decodable {
+    struct TokenResponse: Decodable {
         var accessToken: String
-        var expiresIn: Double
+        /// `expires_in`, checked and clamped (see ``PlatformNumber/tokenLifetime(expiresIn:default:bounds:)``).
+        var lifetime: Duration
 
         enum CodingKeys: String, CodingKey {
             case accessToken = "access_token"
@@ -290,14 +292,14 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             accessToken = try container.decode(String.self, forKey: .accessToken)
-            // `expires_in` arrives as a number or as a string of digits.
+            // `expires_in` arrives as a number or as a string of digits; anything else counts as absent.
+            var seconds: Double?
             if let number = try? container.decode(Double.self, forKey: .expiresIn) {
-                expiresIn = number
-            } else if let text = try? container.decode(String.self, forKey: .expiresIn), let number = Double(text) {
-                expiresIn = number
-            } else {
-                expiresIn = 3600
+                seconds = number
+            } else if let text = try? container.decode(String.self, forKey: .expiresIn) {
+                seconds = PlatformNumber.int64(text).map(Double.init)
             }
+            lifetime = PlatformNumber.tokenLifetime(expiresIn: seconds)
         }
     }
 
@@ -322,10 +324,11 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         let body: ByteBuffer
         do {
             response = try await client.execute(request, deadline: .now() + configuration.requestTimeout.timeAmount)
-            body = try await response.body.collect(upTo: 64 * 1024)
         } catch {
             throw WNSTokenError(outcome: .pnsUnreachable, reason: "token endpoint: \(describe(error))")
         }
+        // The status decides; an answer too large or cut short is read as far as it goes.
+        body = await response.body.prefix(upTo: 64 * 1024)
         let status = Int(response.status.code)
         guard status == 200 else {
             let detail = try? JSONDecoder().decode(TokenErrorResponse.self, from: Data(body.readableBytesView))
@@ -340,7 +343,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         else {
             throw WNSTokenError(outcome: .pnsUnavailable, reason: "the token endpoint's answer has no access_token")
         }
-        return WNSAccessToken(value: token.accessToken, expiresIn: token.expiresIn)
+        return WNSAccessToken(value: token.accessToken, lifetime: token.lifetime)
     }
 
     static func formEncode(_ value: String) -> String {

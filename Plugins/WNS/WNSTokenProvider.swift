@@ -5,8 +5,8 @@ import Foundation
 struct WNSAccessToken: Sendable {
     /// The bearer token (a secret: never logged).
     var value: String
-    /// Seconds the token is valid for, from `expires_in`.
-    var expiresIn: Double
+    /// How long the token is valid for, from `expires_in` (clamped to sane bounds).
+    var lifetime: Duration
 }
 
 /// Why a token could not be obtained, with the outcome every waiting delivery ends with.

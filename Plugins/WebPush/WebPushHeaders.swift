@@ -53,7 +53,9 @@ public enum WebPushHeaders {
     static func timeToLive(for headers: NotificationHeaders, default defaultValue: Int, now: Date) -> Int {
         if let ttl = headers["TTL"].flatMap(timeToLive) { return ttl }
         if let expiry = headers[NotificationHeaders.expiry], let date = date(expiry) {
-            return min(maximumTimeToLive, max(0, Int(date.timeIntervalSince(now).rounded(.down))))
+            // A UNIX-seconds expiry may lie billions of years ahead: compare as a Double before converting.
+            let seconds = min(Double(maximumTimeToLive), max(0, date.timeIntervalSince(now).rounded(.down)))
+            return seconds.isNaN ? 0 : Int(seconds)
         }
         return min(maximumTimeToLive, max(0, defaultValue))
     }

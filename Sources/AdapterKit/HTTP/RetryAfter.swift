@@ -5,18 +5,36 @@ import Foundation
 /// ```swift
 /// RetryAfter.parse("120")                            // 120 seconds
 /// RetryAfter.parse("Wed, 21 Oct 2026 07:28:00 GMT")  // the time until then (zero if past)
+/// RetryAfter.parse("99999999999999999999")           // RetryAfter.maximum
+/// RetryAfter.parse("1e300")                          // nil: not delta-seconds
 /// ```
+///
+/// The header comes from a server on the internet, so parsing never traps: a wait longer than ``maximum`` is
+/// clamped to it, and anything that is not delta-seconds (ASCII digits, optionally with a fraction) nor an HTTP
+/// date counts as absent.
 public enum RetryAfter {
-    /// The wait the header asks for, measured from `now` for a date; `nil` when absent or unreadable. Fractions of
-    /// a second are accepted; negative numbers are not.
-    public static func parse(_ value: String?, now: Date = Date()) -> Duration? {
+    /// The longest wait ``parse(_:now:maximum:)`` returns by default: a week, the longest abandon window a hub
+    /// allows. A longer wait abandons the delivery just the same.
+    public static let maximum: Duration = .seconds(604_800)
+
+    /// The wait the header asks for, measured from `now` for a date, at most `maximum`; `nil` when absent or
+    /// unreadable. Fractions of a second are accepted; negative numbers, exponents, `inf` and `nan` are not.
+    public static func parse(_ value: String?, now: Date = Date(), maximum: Duration = RetryAfter.maximum) -> Duration? {
         guard let text = value?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
-        if text.first?.isNumber == true {
-            guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else { return nil }
-            return .milliseconds(Int64((seconds * 1000).rounded()))
+        let bounds = Duration.zero...max(.zero, maximum)
+        if let first = text.utf8.first, first >= 0x30 && first <= 0x39 {
+            guard isDeltaSeconds(text) else { return nil }
+            // Digits too many for a Double are a wait longer than any maximum.
+            return PlatformNumber.duration(seconds: Double(text) ?? .infinity, clampedTo: bounds)
         }
-        guard let date = httpDate(text) else { return nil }
-        return .milliseconds(Int64((max(0, date.timeIntervalSince(now)) * 1000).rounded()))
+        guard text.utf8.count <= 64, let date = httpDate(text) else { return nil }
+        return PlatformNumber.duration(seconds: date.timeIntervalSince(now), clampedTo: bounds)
+    }
+
+    /// Whether `text` is ASCII digits, optionally followed by `.` and more digits.
+    static func isDeltaSeconds(_ text: String) -> Bool {
+        let parts = text.utf8.split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false)
+        return parts.allSatisfy { part in !part.isEmpty && part.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
     }
 
     /// Parses an HTTP date in any of the three forms recipients must accept: IMF-fixdate

@@ -152,6 +152,14 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
             write(Reply(status: status, json: body), streamID: streamID, context: context)
             return
         }
+        if let raw = emulator.rules.recorder.faults.answer {
+            if raw.status < 200 {
+                context.close(promise: nil)
+            } else {
+                write(raw, streamID: streamID, context: context)
+            }
+            return
+        }
         let answer = emulator.rules.answer(method: method, path: path, headers: stream.headers, body: stream.body, token: &token)
         if answer.dropConnection {
             context.close(promise: nil)
@@ -219,6 +227,30 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
             promise: nil)
         if let json {
             context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(json), endStream: true)))), promise: nil)
+        }
+        needsFlush = true
+    }
+
+    /// Answers a stream with a raw answer as given; a truncated one sends half its body, then resets the stream.
+    private func write(_ answer: RawAnswer, streamID: HTTP2StreamID, context: ChannelHandlerContext) {
+        open -= 1
+        guard context.channel.isActive else { return }
+        var headers = HPACKHeaders()
+        headers.add(name: ":status", value: String(answer.status))
+        for field in answer.sendableHeaders { headers.add(name: field.name.lowercased(), value: field.value) }
+        let body = answer.sendableBody
+        headers.add(name: "content-length", value: String(body.count))
+        let endsWithHeaders = body.isEmpty && !answer.truncated
+        context.write(
+            wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: endsWithHeaders)))),
+            promise: nil)
+        if answer.truncated {
+            let half = ByteBuffer(bytes: body.prefix(body.count / 2))
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(half))))), promise: nil)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .rstStream(.internalError))), promise: nil)
+        } else if !body.isEmpty {
+            let data = ByteBuffer(bytes: body)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(data), endStream: true)))), promise: nil)
         }
         needsFlush = true
     }

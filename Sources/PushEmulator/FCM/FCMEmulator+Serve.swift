@@ -24,6 +24,7 @@ extension FCMEmulator {
         var request = request
         let path = request.uri.path
         if path == "/token" {
+            if let answer = recorder.faults.tokenAnswer { return answer.response }
             guard request.method == .post else { return Self.oauthError(.methodNotAllowed, "invalid_request", "use POST") }
             guard request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else {
                 return rejectToken("invalid_request", "Content-Type must be application/x-www-form-urlencoded.")
@@ -41,6 +42,7 @@ extension FCMEmulator {
         }
         let faults = recorder.faults
         if faults.latency > .zero { try? await Task.sleep(for: faults.latency) }
+        if let answer = faults.answer { return answer.response }
         switch faults.decide() {
         case .proceed: break
         case .serverError:
@@ -54,7 +56,8 @@ extension FCMEmulator {
                 429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Send requests'.",
                 errorCode: "QUOTA_EXCEEDED", retryAfter: faults.retryAfterSeconds)
         case .dropConnection:
-            return Response(status: .ok, body: ResponseBody { _ in throw DropConnection() })
+            // Hummingbird writes a head before the body: an interim one, so the client gets no answer at all.
+            return Response(status: .earlyHints, body: ResponseBody { _ in throw DropConnection() })
         }
 
         // Authentication: a bearer token this emulator issued, not expired.

@@ -4,7 +4,9 @@ import Synchronization
 /// Faults an emulator injects into its answers, changeable while it runs.
 ///
 /// Rates are probabilities from 0 to 1, checked in order: `serverError` (500), `unavailable` (503), `throttle`
-/// (429 with `Retry-After`, or the platform's own throttling status). `latency` delays every answer.
+/// (429 with `Retry-After`, or the platform's own throttling status). `latency` delays every answer. `answer`, when
+/// set, replaces every notification answer; `tokenAnswer` every answer of the platform's OAuth token endpoint (FCM,
+/// WNS).
 public struct FaultInjection: Sendable, Hashable {
     /// Share of requests answered 500.
     public var serverErrorRate: Double
@@ -18,12 +20,18 @@ public struct FaultInjection: Sendable, Hashable {
     public var latency: Duration
     /// Share of requests whose connection is dropped without an answer.
     public var dropConnectionRate: Double
+    /// The answer to every notification request, as given, instead of checking the request.
+    public var answer: RawAnswer?
+    /// The answer to every token request (platforms with an OAuth token endpoint), as given.
+    public var tokenAnswer: RawAnswer?
 
     /// No faults.
     public init(
         serverErrorRate: Double = 0, unavailableRate: Double = 0, throttleRate: Double = 0, retryAfterSeconds: Int = 1,
-        latency: Duration = .zero, dropConnectionRate: Double = 0
+        latency: Duration = .zero, dropConnectionRate: Double = 0, answer: RawAnswer? = nil, tokenAnswer: RawAnswer? = nil
     ) {
+        self.answer = answer
+        self.tokenAnswer = tokenAnswer
         self.serverErrorRate = serverErrorRate
         self.unavailableRate = unavailableRate
         self.throttleRate = throttleRate

@@ -26,6 +26,7 @@ extension WNSEmulator {
     }
 
     func tokenEndpoint(_ request: WNSHTTPRequest) -> WNSHTTPResponse {
+        if let answer = recorder.faults.tokenAnswer { return WNSHTTPResponse(answer) }
         guard request.method == .POST else {
             recorder.violation("token request: method \(request.method) instead of POST")
             return WNSHTTPResponse(status: .methodNotAllowed)
@@ -82,8 +83,9 @@ extension WNSEmulator {
         guard request.method == .POST else {
             return wnsError(.methodNotAllowed, "Notifications must be sent with POST")
         }
-        // Faults: scripted ones first, then rates.
+        // Faults: a raw answer, scripted ones, then rates.
         let faults = recorder.faults
+        if let answer = faults.answer { return WNSHTTPResponse(answer) }
         if let scripted = state.withLock({ $0.scripted.isEmpty ? nil : $0.scripted.removeFirst() }) {
             var headers: HTTPHeaders = [:]
             if let seconds = scripted.retryAfterSeconds { headers.add(name: "Retry-After", value: "\(seconds)") }

@@ -46,11 +46,26 @@ struct WNSHTTPResponse: Sendable {
     var delay: TimeAmount = .zero
     /// Close the connection without answering.
     var dropConnection = false
+    /// Send the head (announcing the whole body) and half the body, then close the connection.
+    var truncated = false
 
     init(status: HTTPResponseStatus, headers: HTTPHeaders = [:], body: ByteBuffer? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// A raw answer as given (see ``RawAnswer``).
+    init(_ answer: RawAnswer) {
+        guard answer.status >= 200 else {
+            self.init(status: .ok)
+            dropConnection = true
+            return
+        }
+        var headers = HTTPHeaders()
+        for field in answer.sendableHeaders { headers.add(name: field.name, value: field.value) }
+        self.init(status: HTTPResponseStatus(statusCode: answer.status), headers: headers, body: ByteBuffer(bytes: answer.sendableBody))
+        truncated = answer.truncated
     }
 
     /// A JSON answer.
@@ -192,6 +207,14 @@ private final class WNSHTTPHandler: ChannelInboundHandler, RemovableChannelHandl
         headers.replaceOrAdd(name: "Content-Length", value: "\(response.body?.readableBytes ?? 0)")
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: response.status, headers: headers))), promise: nil)
+        if response.truncated {
+            let half = response.body.map { $0.getSlice(at: $0.readerIndex, length: $0.readableBytes / 2) ?? ByteBuffer() }
+            if let half, half.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(half))), promise: nil) }
+            let channel = context.channel
+            context.flush()
+            channel.close(promise: nil)
+            return
+        }
         if let body = response.body, body.readableBytes > 0 {
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         }

@@ -20,12 +20,15 @@ extension WebPushEmulator {
         guard request.method == .post else { return Self.problem(405, "push messages are sent with POST") }
         let faults = recorder.faults
         if faults.latency > .zero { try? await Task.sleep(for: faults.latency) }
+        if let answer = faults.answer { return answer.response }
         switch faults.decide() {
         case .proceed: break
         case .serverError: return Self.problem(500, "internal error")
         case .unavailable: return Self.problem(503, "service unavailable", retryAfter: retryAfterValue(faults))
         case .throttle: return Self.problem(429, "too many messages", retryAfter: retryAfterValue(faults))
-        case .dropConnection: return Response(status: .ok, body: ResponseBody { _ in throw DropConnection() })
+        case .dropConnection:
+            // Hummingbird writes a head before the body: an interim one, so the client gets no answer at all.
+            return Response(status: .earlyHints, body: ResponseBody { _ in throw DropConnection() })
         }
 
         let id = String(path.dropFirst(6))
