@@ -256,11 +256,13 @@ import Testing
         // The test send's delivery is counted: in Rates and in the APNs adapter's last five minutes.
         try await browser.click("#nav a[data-page=rates]")
         try await browser.script("const s = document.getElementById('rates-window'); s.value = '60:1'; s.dispatchEvent(new Event('change'))")
-        try await browser.wait("the test send in the rates") {
+        let ratesCounted = try await waitUntil(timeout: .seconds(30)) {
             try await browser.text("#rates-table tbody").replacingOccurrences(of: "\t", with: " ").contains("apns Success 1 1")
         }
+        #expect(ratesCounted, "the test send in Rates")
         try await browser.click("#nav a[data-page=hub]")
-        try await browser.waitForText("#hub-adapters", "Success 1")
+        let hubCounted = try await waitUntil(timeout: .seconds(30)) { try await browser.text("#hub-adapters").contains("Success 1") }
+        #expect(hubCounted, "the test send in the APNs adapter's last five minutes")
         #expect(try await browser.text("#hub-adapters").contains("delivering"))
 
         // Changing the format keeps a body the admin wrote.
@@ -348,9 +350,11 @@ import Testing
         let busiestTenSeconds = stride(from: 0, to: perSecond.count, by: 10).map { perSecond[$0..<min($0 + 10, perSecond.count)].reduce(0, +) }.max() ?? 0
         #expect(busiestSecond * 10 > busiestTenSeconds, "the fan-out's seconds differ: \(perSecond.filter { $0 > 0 })")
         let peakRow = "apns Success \(Self.grouped(delivered)) \(Self.grouped(busiestSecond))"
-        try await browser.wait(peakRow) {
+        let peakShown = try await waitUntil(timeout: .seconds(30)) {
             try await browser.text("#rates-table tbody").replacingOccurrences(of: "\t", with: " ").contains(peakRow)
         }
+        let ratesShown = try await browser.text("#rates-table tbody")
+        #expect(peakShown, "\(peakRow) in \(ratesShown)")
         #expect(try await browser.text("#rates-table tbody").replacingOccurrences(of: "\t", with: " ").contains("apns ExpiredChannel 3 "))
 
         // Each change of the window replaces the page's poller: one poller of the last minute asks about once a
