@@ -198,6 +198,23 @@ public struct HubAPI: Sendable {
         }
     }
 
+    /// A query parameter read as an HTML form encodes it (`application/x-www-form-urlencoded`): `+` is a space,
+    /// then percent-escapes are decoded, so `tags=a+%7C%7C+b` and `tags=a%20%7C%7C%20b` both read `a || b`, and a
+    /// literal plus is `%2B`. Hummingbird's `queryParameters` keeps `+` as it is. `nil` when the parameter is absent
+    /// (its first occurrence wins) or its escapes are not valid UTF-8.
+    static func formValue(_ request: Request, _ name: String) -> String? {
+        guard let query = request.uri.query else { return nil }
+        func decode(_ text: Substring) -> String? {
+            text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        }
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard decode(parts[0]) == name else { continue }
+            return parts.count == 2 ? decode(parts[1]) : ""
+        }
+        return nil
+    }
+
     /// An optional integer query parameter within a range.
     static func integer(_ request: Request, _ name: String, default value: Int, in range: ClosedRange<Int>) throws(APIError) -> Int {
         guard let text = request.uri.queryParameters.get(name) else { return value }

@@ -346,7 +346,7 @@ paths:
     get:
       summary: List installations matching a tag expression, with paging (Manage).
       parameters:
-        - {name: tags, in: query, schema: {type: string}, description: "A tag expression such as (sports || news) && !muted"}
+        - {name: tags, in: query, schema: {type: string}, description: "A tag expression such as (sports || news) && !muted; a space may be sent as %20 or, form-encoded, as +"}
         - {name: top, in: query, schema: {type: integer, minimum: 1, maximum: 1000, default: 100}}
         - {name: continuationToken, in: query, schema: {type: string}}
       responses:

@@ -203,6 +203,21 @@ final class WebDriver: Sendable {
         try await wait("'\(text)' in \(selector)", timeout: timeout) { try await self.text(selector).contains(text) }
     }
 
+    /// Lays the page out as a screen of `width` × `height` CSS pixels (Chromium's device emulation, through
+    /// chromedriver's DevTools command); `nil` returns to the window's own size.
+    func emulateScreen(width: Int?, height: Int?) async throws {
+        if let width, let height {
+            try await command(
+                .POST, "/goog/cdp/execute",
+                [
+                    "cmd": "Emulation.setDeviceMetricsOverride",
+                    "params": ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false],
+                ])
+        } else {
+            try await command(.POST, "/goog/cdp/execute", ["cmd": "Emulation.clearDeviceMetricsOverride", "params": [String: Any]()])
+        }
+    }
+
     /// A PNG of the viewport, written to `path`.
     func screenshot(to path: String) async throws {
         guard let encoded = try await command(.GET, "/screenshot") as? String, let data = Data(base64Encoded: encoded) else {

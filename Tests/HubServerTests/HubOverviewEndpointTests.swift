@@ -117,6 +117,29 @@ import Testing
         }
     }
 
+    /// A test send delivers as a fan-out does, so its deliveries show in the rates and the adapter's recent outcomes
+    /// (the console's Rates and Hub pages), by platform and outcome only.
+    @Test func testSendsAreCountedInRatesAndTheDescription() async throws {
+        let clock = ManualWallClock(Date())
+        try await APITestHarness.run(clock: clock) { api in
+            for index in 0..<3 {
+                try await api.request(
+                    .put, "/demo/installations/q\(index)", key: "listen", body: APITestHarness.installationJSON("q\(index)", tags: ["t"]))
+            }
+            api.adapter.script("dev-q2", [DeliveryResult(.badChannel, reason: "BadDeviceToken")])
+            let sent = try await api.request(.post, "/demo/messages?test", key: "send", headers: Self.sendHeaders(tags: "t"), body: "{}")
+            #expect(sent.status == .created && sent.json?["success"] as? Int == 2)
+            clock.advance(by: 1)
+            let series = try #require(try await api.request(.get, "/demo/rates?seconds=60").json?["series"] as? [[String: Any]])
+            let totals = series.map { "\($0["platform"] ?? "") \($0["outcome"] ?? "") \(($0["counts"] as? [Int])?.reduce(0, +) ?? -1)" }
+            #expect(totals == ["test BadChannel 1", "test Success 2"])
+            let adapter = try #require((try await api.request(.get, "/demo/description").json?["adapters"] as? [[String: Any]])?.first)
+            #expect(adapter["recentOutcomes"] as? [String: Int] == ["Success": 2, "BadChannel": 1])
+            #expect(adapter["state"] as? String == "delivering")
+            #expect(adapter["lastDeliveryTime"] as? String != nil)
+        }
+    }
+
     @Test func ratesReportCommittedDeliveriesPerSecondByPlatformAndOutcome() async throws {
         let clock = ManualWallClock(Date())
         try await APITestHarness.run(clock: clock) { api in

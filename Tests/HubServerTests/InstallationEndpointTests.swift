@@ -129,6 +129,30 @@ import Testing
         }
     }
 
+    /// A space in `tags` may come percent-encoded or form-encoded as `+` (browsers' URLSearchParams, curl's
+    /// --data-urlencode); both mean a space, and a literal plus (`%2B`) is still no tag character.
+    @Test(arguments: ["sports+%7C%7C+news", "sports%20%7C%7C%20news", "(sports+||+news)+%26%26+!muted", "sports%7C%7Cnews"])
+    func listingReadsAPlusInTagsAsASpace(tags: String) async throws {
+        try await APITestHarness.run { api in
+            for (index, tag) in ["sports", "news", "weather"].enumerated() {
+                try await api.request(
+                    .put, "/demo/installations/f\(index)", key: "listen", body: APITestHarness.installationJSON("f\(index)", tags: [tag]))
+            }
+            let response = try await api.request(.get, "/demo/installations?tags=\(tags)", key: "manage")
+            #expect(response.status == .ok, "\(response.text)")
+            let ids = (response.json?["installations"] as? [[String: Any]])?.compactMap { $0["installationId"] as? String }
+            #expect(ids == ["f0", "f1"])
+        }
+    }
+
+    @Test func listingKeepsAnEncodedPlusLiteral() async throws {
+        try await APITestHarness.run { api in
+            let response = try await api.request(.get, "/demo/installations?tags=sports%2B%7C%7C%2Bnews", key: "manage")
+            #expect(response.errorCode == "InvalidTagExpression")
+            #expect(response.text.contains("'+'"), "\(response.text)")
+        }
+    }
+
     @Test func listingByTagExpressionPages() async throws {
         try await APITestHarness.run { api in
             for index in 0..<7 {

@@ -2,7 +2,7 @@ import Metrics
 import Synchronization
 
 extension DeliveryWorker {
-    /// Counts committed deliveries: the `hub_notifications_delivered_total` metric by platform, outcome and node,
+    /// Counts committed deliveries (and a test send's, which nothing commits): the `hub_notifications_delivered_total` metric by platform, outcome and node,
     /// the hub's per-second ``deliveryRates`` and the node's total in its heartbeat.
     func countDelivered(_ summary: DispatchSummary) {
         deliveryRates.record(summary, at: clock.now())

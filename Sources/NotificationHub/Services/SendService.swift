@@ -41,12 +41,17 @@ public struct SendService: Sendable {
     }
 
     /// Validates a notification and delivers it at once to at most 10 matching devices, returning each outcome.
-    /// Nothing is stored.
+    /// Nothing is stored; the deliveries are counted like a fan-out's (the hub's delivery rates, its adapters'
+    /// recent outcomes and `hub_notifications_delivered_total`).
     public func testSend(_ notification: Notification) async throws -> [TestSendResult] {
         let current = core.enterCurrent()
         defer { current.generation.leave() }
         try current.configuration.adapters.validate(notification: notification)
-        return try await current.dispatcher.testSend(notification, limit: 10)
+        let results = try await current.dispatcher.testSend(notification, limit: 10)
+        var summary = DispatchSummary()
+        for result in results { summary.record(result.outcome, platform: result.platform) }
+        if summary.total > 0 { worker.countDelivered(summary) }
+        return results
     }
 
 

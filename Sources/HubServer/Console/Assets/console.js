@@ -57,6 +57,17 @@ function fill(tbody, rows, columns, emptyText) {
     tbody.replaceChildren(h('tr', {}, h('td', { class: 'empty', colspan: columns }, emptyText)));
   } else {
     tbody.replaceChildren(...rows);
+    labelCells(tbody.parentElement);
+  }
+}
+
+/** Gives each body cell its column's heading as `data-label`, which the narrow layout shows beside the value. */
+function labelCells(table) {
+  const headings = [...(table.tHead?.rows[0]?.cells ?? [])].map((cell) => cell.textContent);
+  for (const row of table.tBodies[0]?.rows ?? []) {
+    [...row.cells].forEach((cell, index) => {
+      if (headings[index]) cell.dataset.label = headings[index];
+    });
   }
 }
 
@@ -135,10 +146,19 @@ class APIError extends Error {
   }
 }
 
+/**
+ * A query string: each name and value percent-encoded, a space as `%20`. (URLSearchParams writes a space as `+`,
+ * which only form-aware servers read as a space.) Empty, null and undefined values are left out.
+ */
+function queryString(query) {
+  const pairs = Object.entries(query ?? {}).filter(([, value]) => value !== undefined && value !== null && value !== '')
+    .map(([name, value]) => `${percentEncode(name)}=${percentEncode(String(value))}`);
+  return pairs.length ? '?' + pairs.join('&') : '';
+}
+
 /** One REST call to the signed-in hub: `path` is below `/{hub}`. */
 async function api(method, path, { query, headers = {}, body } = {}) {
-  const search = query ? '?' + new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined && v !== null && v !== '')) : '';
-  const response = await fetch(`/${encodeURIComponent(session.hub)}${path}${search === '?' ? '' : search}`, {
+  const response = await fetch(`/${encodeURIComponent(session.hub)}${path}${queryString(query)}`, {
     method,
     headers: { Authorization: await token(), Accept: 'application/json', ...headers },
     body,
@@ -299,10 +319,13 @@ async function route() {
 
 // MARK: Hub
 
+// Each page starts its poller before its first await: route() stops the pollers it finds, so one started after an
+// await could outlive a navigation made meanwhile.
+
 async function showHub() {
   show('hub');
-  await renderHub();
   every(5000, renderHub);
+  await renderHub();
 }
 
 function lastReload(configuration) {
@@ -421,14 +444,33 @@ async function turnInstallationsPage(delta) {
 }
 
 let shownInstallation = null;
+let installationRequests = 0;
 
 async function showInstallation(id) {
   show('installation');
   $('installation-confirm').hidden = true;
   shownInstallation = null;
   $('installation-title').textContent = `Installation ${id}`;
-  const { data } = await api('GET', `/installations/${encodeURIComponent(id)}`);
+  // Nothing of the installation shown before stays while this one loads, or when it cannot be read.
+  $('installation-facts').replaceChildren();
+  $('installation-templates').replaceChildren();
+  $('installation-json').textContent = '';
+  $('installation-details').hidden = true;
+  $('installation-status').textContent = 'Loading…';
+  const request = ++installationRequests;
+  let data;
+  try {
+    ({ data } = await api('GET', `/installations/${encodeURIComponent(id)}`));
+  } catch (error) {
+    if (request !== installationRequests) return;
+    $('installation-status').textContent = error instanceof APIError && error.status === 404
+      ? 'This hub has no installation with this id.' : 'The installation could not be read.';
+    throw error;
+  }
+  if (request !== installationRequests) return;
   shownInstallation = data;
+  $('installation-status').textContent = '';
+  $('installation-details').hidden = false;
   const channel = typeof data.pushChannel === 'string' ? data.pushChannel : JSON.stringify(data.pushChannel);
   facts($('installation-facts'), [
     ['Platform', data.platform],
@@ -444,8 +486,13 @@ async function showInstallation(id) {
     h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Body'), h('th', {}, 'Tags'))),
       h('tbody', {}, templates.map(([name, template]) => h('tr', {},
         h('td', { class: 'break' }, name), h('td', {}, h('code', { class: 'break' }, template.body)), h('td', {}, tagChips(template.tags)))))));
+  const templatesTable = $('installation-templates').querySelector('table');
+  if (templatesTable) labelCells(templatesTable);
   $('installation-json').textContent = JSON.stringify(data, null, 2);
-  $('installation-send').setAttribute('href', `#/send?installation=${encodeURIComponent(data.installationId)}`);
+  const send = new URLSearchParams({ installation: data.installationId });
+  const format = nativeFormat(data.platform);
+  if (format) send.set('format', format);
+  $('installation-send').setAttribute('href', `#/send?${send}`);
 }
 
 function askDeleteInstallation() {
@@ -476,32 +523,53 @@ const sampleBodies = {
   template: '{"message":"Hello from the NotificationHub console"}',
 };
 const sampleHeaders = { windows: 'X-WNS-Type: wns/toast' };
-let bodyEdited = false;
+
+/** The native format a device of `platform` takes: the one its adapter renders templates in, else any it accepts. */
+function nativeFormat(platform) {
+  const adapters = session.description?.adapters ?? [];
+  for (const adapter of adapters) {
+    const format = adapter.templateFormats?.[platform];
+    if (format) return format;
+  }
+  for (const adapter of adapters) {
+    for (const [format, platforms] of Object.entries(adapter.formats ?? {})) {
+      if (format !== 'template' && platforms.includes(platform)) return format;
+    }
+  }
+  return null;
+}
 
 function showSend(parameters) {
   show('send');
   const form = $('send-form');
   const select = form.elements.format;
   const formats = session.description?.formats ?? [];
-  if (select.options.length !== formats.length) {
+  if ([...select.options].map((option) => option.value).join() !== formats.join()) {
     select.replaceChildren(...formats.map((format) => h('option', { value: format }, format)));
-    bodyEdited = false;
   }
   const installation = parameters.get('installation');
   if (installation) {
     form.elements.target.value = 'installation';
     form.elements.targetValue.value = installation;
   }
+  const format = parameters.get('format');
+  if (format && formats.includes(format)) select.value = format;
+  hideSendConfirm();
   updateTarget();
-  if (!bodyEdited) updateSample();
+  updateSample();
 }
 
+/** Whether `text` is blank or one of `samples`' values: nothing the user wrote, so a format change may replace it. */
+function isSample(text, samples) {
+  return !text.trim() || Object.values(samples).includes(text);
+}
+
+/** Puts the chosen format's sample body and headers in place of samples (or nothing); the user's own text stays. */
 function updateSample() {
   const form = $('send-form');
   const format = form.elements.format.value;
-  form.elements.body.value = sampleBodies[format] ?? '';
-  form.elements.headers.value = sampleHeaders[format] ?? '';
-  bodyEdited = false;
+  if (isSample(form.elements.body.value, sampleBodies)) form.elements.body.value = sampleBodies[format] ?? '';
+  if (isSample(form.elements.headers.value, sampleHeaders)) form.elements.headers.value = sampleHeaders[format] ?? '';
 }
 
 function updateTarget() {
@@ -524,9 +592,8 @@ function parseHeaders(text) {
   return headers;
 }
 
-async function send(event) {
-  event.preventDefault();
-  showAlert('');
+/** Reads the send form into a request, or shows what to fix and returns null. */
+function prepareSend() {
   const form = $('send-form');
   const format = form.elements.format.value;
   const target = form.elements.target.value;
@@ -536,25 +603,91 @@ async function send(event) {
   try {
     headers = parseHeaders(form.elements.headers.value);
   } catch (error) {
-    return showAlert(error.message);
+    showAlert(error.message);
+    return null;
   }
   headers['ServiceBusNotification-Format'] = format;
   if (!headers['Content-Type'] && !headers['content-type']) {
     headers['Content-Type'] = format === 'windows' ? 'application/xml;charset=utf-8' : 'application/json;charset=utf-8';
   }
   if (target === 'tags') {
-    if (!value) return showAlert('Give a tag expression, or choose "Every device".');
+    if (!value) {
+      showAlert('Give a tag expression, or choose "Every device".');
+      return null;
+    }
     headers['ServiceBusNotification-Tags'] = value;
   } else if (target === 'installation') {
-    if (!value) return showAlert('Give the installation\'s id.');
+    if (!value) {
+      showAlert('Give the installation\'s id.');
+      return null;
+    }
     headers['ServiceBusNotification-Tags'] = `$InstallationId:{${value}}`;
   }
+  return { format, target, value, test, headers, body: form.elements.body.value };
+}
+
+/** Installations counted for the confirmation: one page of the listing, so the count stops at this many. */
+const AUDIENCE_PROBE = 100;
+
+let pendingSend = null;
+
+function hideSendConfirm() {
+  pendingSend = null;
+  $('send-confirm').hidden = true;
+}
+
+/**
+ * Submitting the form: a send to one installation goes at once; a send to a tag expression or to every device may
+ * reach many devices, so it waits for a confirmation that says how many installations the hub lists for it.
+ */
+async function send(event) {
+  event.preventDefault();
+  showAlert('');
+  hideSendConfirm();
+  const prepared = prepareSend();
+  if (!prepared) return;
+  if (prepared.target === 'installation') return deliver(prepared);
+  const button = $('send-submit');
+  button.disabled = true;
+  let audience;
+  try {
+    const { data } = await api('GET', '/installations', {
+      query: { tags: prepared.target === 'tags' ? prepared.value : undefined, top: AUDIENCE_PROBE },
+    });
+    const count = (data.installations ?? []).length;
+    const counted = data.continuationToken ? `More than ${number(count)} installations` :
+      `${number(count)} installation${count === 1 ? '' : 's'}`;
+    audience = `${counted} ${prepared.target === 'tags' ? 'match' : 'are registered'}` +
+      ' (registrations made through the registrations API are not counted; devices on platforms this format' +
+      ' does not reach are skipped).';
+  } catch (error) {
+    if (error instanceof APIError && error.status === 400) return showAlert(describeError(error));
+    audience = `The hub could not count the audience (${describeError(error)}).`;
+  } finally {
+    button.disabled = false;
+  }
+  const what = prepared.test ? 'Test send' : 'Send';
+  const to = prepared.target === 'tags' ? `the devices matching ${prepared.value}` : `every device of hub ${session.hub}`;
+  const limit = prepared.test ? ` A test send delivers to at most ${session.description?.limits?.testSendDevices ?? 10} of them.` : '';
+  $('send-confirm-text').textContent = `${what} this ${prepared.format} notification to ${to}? ${audience}${limit}`;
+  pendingSend = prepared;
+  $('send-confirm').hidden = false;
+  $('send-confirm-keep').focus();
+}
+
+function confirmSend() {
+  const prepared = pendingSend;
+  hideSendConfirm();
+  if (prepared) deliver(prepared);
+}
+
+async function deliver({ test, headers, body }) {
   const button = $('send-submit');
   button.disabled = true;
   const result = $('send-result');
   const outcomes = $('send-outcomes');
   try {
-    const response = await api('POST', '/messages', { query: test ? { test: 'true' } : undefined, headers, body: form.elements.body.value });
+    const response = await api('POST', '/messages', { query: test ? { test: 'true' } : undefined, headers, body });
     result.hidden = false;
     if (test) {
       const data = response.data;
@@ -616,8 +749,8 @@ async function showNotifications() {
   show('notifications');
   notificationsView.pages = [null];
   notificationsView.page = 0;
-  await renderNotifications();
   every(1000, async () => { if (notificationsView.page === 0) await renderNotifications(); });
+  await renderNotifications();
 }
 
 async function renderNotifications() {
@@ -655,11 +788,11 @@ async function showNotification(id) {
   notificationView.id = id;
   notificationView.state = null;
   $('notification-title').textContent = `Notification ${id}`;
-  await renderNotification();
   const timer = every(1000, async () => {
     const final = await renderNotification();
     if (final) timer.stop();
   });
+  if (await renderNotification()) timer.stop();
 }
 
 /** Renders the notification's telemetry; reloads its feedback when the state changed. Returns whether it is final. */
@@ -724,16 +857,39 @@ async function loadFeedback(fromStart) {
 
 const palette = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#7f7f7f', '#bcbd22'];
 
-async function showRates() {
+let ratesRequests = 0;
+
+function showRates() {
   show('rates');
-  await renderRates();
+  return watchRates();
+}
+
+/** Starts the page's one poller for the chosen window (replacing any other) and renders at once. */
+function watchRates() {
+  stopTimers();
   const [, step] = $('rates-window').value.split(':').map(Number);
   every(step > 1 ? 5000 : 1000, renderRates);
+  return renderRates();
+}
+
+/**
+ * Per-second counts, summed into buckets of `step` seconds that end with the window (the first bucket may be
+ * shorter). Each bucket's average divides its sum by the seconds it covers.
+ */
+function bucketed(counts, step) {
+  const buckets = Math.ceil(counts.length / step);
+  const missing = buckets * step - counts.length;
+  const sums = new Array(buckets).fill(0);
+  counts.forEach((count, index) => { sums[Math.floor((index + missing) / step)] += count; });
+  return sums.map((sum, bucket) => sum / (bucket === 0 ? step - missing : step));
 }
 
 async function renderRates() {
+  const request = ++ratesRequests;
   const [seconds, step] = $('rates-window').value.split(':').map(Number);
-  const { data } = await api('GET', '/rates', { query: { seconds, step } });
+  // Per-second counts: the chart averages them per step, while the peak is the busiest single second.
+  const { data } = await api('GET', '/rates', { query: { seconds, step: 1 } });
+  if (request !== ratesRequests || $('page-rates').hidden) return;
   const chart = $('rates-chart');
   const width = Math.max(320, Math.round(chart.getBoundingClientRect().width || 960));
   const height = 320;
@@ -741,11 +897,13 @@ async function renderRates() {
   const plotWidth = width - margin.left - margin.right;
   const plotHeight = height - margin.top - margin.bottom;
   chart.setAttribute('viewBox', `0 0 ${width} ${height}`);
-  const buckets = Math.ceil(data.seconds / data.step);
+  const buckets = Math.ceil(data.seconds / step);
   const series = data.series.map((entry, index) => ({
-    ...entry, color: palette[index % palette.length], perSecond: entry.counts.map((count) => count / data.step),
+    ...entry, color: palette[index % palette.length], perSecond: bucketed(entry.counts, step),
+    total: entry.counts.reduce((sum, count) => sum + count, 0),
+    peak: entry.counts.reduce((max, count) => Math.max(max, count), 0),
   }));
-  const peak = Math.max(1, ...series.flatMap((entry) => entry.perSecond));
+  const peak = series.reduce((max, entry) => entry.perSecond.reduce((top, value) => Math.max(top, value), max), 1);
   const scale = niceCeiling(peak);
   const x = (index) => margin.left + (buckets <= 1 ? plotWidth : (index / (buckets - 1)) * plotWidth);
   const y = (value) => margin.top + plotHeight - (value / scale) * plotHeight;
@@ -758,8 +916,8 @@ async function renderRates() {
   const end = new Date(data.end).getTime();
   for (let tick = 0; tick <= 4; tick += 1) {
     const index = Math.round(((buckets - 1) * tick) / 4);
-    const time = new Date(end - (buckets - 1 - index) * data.step * 1000);
-    const label = formatTime(time.toISOString()).slice(11, data.step > 1 ? 16 : 19);
+    const time = new Date(end - (buckets - 1 - index) * step * 1000);
+    const label = formatTime(time.toISOString()).slice(11, step > 1 ? 16 : 19);
     children.push(svg('text', { class: 'chart-axis', x: x(index), y: height - 8, 'text-anchor': tick === 0 ? 'start' : tick === 4 ? 'end' : 'middle' }, label));
   }
   for (const entry of series) {
@@ -776,10 +934,10 @@ async function renderRates() {
     h('td', {}, svgSwatch(entry.color)),
     h('td', {}, entry.platform),
     h('td', {}, entry.outcome),
-    h('td', { class: 'number' }, number(entry.counts.reduce((sum, count) => sum + count, 0))),
-    h('td', { class: 'number' }, formatRate(Math.max(...entry.perSecond))),
+    h('td', { class: 'number' }, number(entry.total)),
+    h('td', { class: 'number' }, number(entry.peak)),
   )), 5, 'No deliveries in this window.');
-  $('rates-caption').textContent = `Deliveries per second, ${data.step > 1 ? `averaged over ${data.step} s, ` : ''}` +
+  $('rates-caption').textContent = `Deliveries per second, ${step > 1 ? `averaged over ${step} s, ` : ''}` +
     `${formatTime(new Date(end - data.seconds * 1000).toISOString())} to ${formatTime(data.end)}`;
 }
 
@@ -814,13 +972,18 @@ document.addEventListener('DOMContentLoaded', () => {
   $('installation-confirm-delete').addEventListener('click', deleteInstallation);
   $('send-form').addEventListener('submit', send);
   $('send-format').addEventListener('change', updateSample);
-  $('send-body').addEventListener('input', () => { bodyEdited = true; });
+  $('send-form').addEventListener('input', hideSendConfirm);
+  $('send-form').addEventListener('change', hideSendConfirm);
+  $('send-confirm-send').addEventListener('click', confirmSend);
+  $('send-confirm-keep').addEventListener('click', () => { hideSendConfirm(); $('send-submit').focus(); });
   for (const radio of document.querySelectorAll('#send-form input[name=target]')) radio.addEventListener('change', updateTarget);
   $('notifications-newest').addEventListener('click', () => turnNotificationsPage(0));
   $('notifications-older').addEventListener('click', () => turnNotificationsPage(1));
   $('notification-feedback-more').addEventListener('click', () => loadFeedback(false).catch((error) => showAlert(describeError(error))));
   $('rates-form').addEventListener('submit', (event) => event.preventDefault());
-  $('rates-window').addEventListener('change', () => { if (session.key) showRates().catch((error) => showAlert(describeError(error))); });
+  $('rates-window').addEventListener('change', () => {
+    if (session.key && !$('page-rates').hidden) watchRates().catch((error) => showAlert(describeError(error)));
+  });
   window.addEventListener('hashchange', route);
   route();
 });
