@@ -198,21 +198,29 @@ public struct HubAPI: Sendable {
         }
     }
 
-    /// A query parameter read as an HTML form encodes it (`application/x-www-form-urlencoded`): `+` is a space,
-    /// then percent-escapes are decoded, so `tags=a+%7C%7C+b` and `tags=a%20%7C%7C%20b` both read `a || b`, and a
-    /// literal plus is `%2B`. Hummingbird's `queryParameters` keeps `+` as it is. `nil` when the parameter is absent
-    /// (its first occurrence wins) or its escapes are not valid UTF-8.
-    static func formValue(_ request: Request, _ name: String) -> String? {
-        guard let query = request.uri.query else { return nil }
-        func decode(_ text: Substring) -> String? {
-            text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-        }
+    /// A query's parameters read as an HTML form encodes them (`application/x-www-form-urlencoded`): `+` is a
+    /// space, then percent-escapes are decoded, so `tags=a+%7C%7C+b` and `tags=a%20%7C%7C%20b` both read `a || b`,
+    /// and a literal plus is `%2B`. Hummingbird's `queryParameters` keeps `+` as it is. A name or value whose
+    /// escapes do not decode to UTF-8 is a 400, never a parameter read as absent.
+    static func formParameters(_ request: Request) throws(APIError) -> [(name: String, value: String)] {
+        guard let query = request.uri.query else { return [] }
+        var parameters: [(name: String, value: String)] = []
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard decode(parts[0]) == name else { continue }
-            return parts.count == 2 ? decode(parts[1]) : ""
+            guard let name = parts[0].replacingOccurrences(of: "+", with: " ").removingPercentEncoding,
+                let value = (parts.count == 2 ? parts[1] : "").replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+            else {
+                throw APIError.badRequest(
+                    "InvalidParameter", "the query holds a malformed percent-escape; encode '%' as %25 and text as UTF-8")
+            }
+            parameters.append((name, value))
         }
-        return nil
+        return parameters
+    }
+
+    /// The first value of a form-encoded query parameter (``formParameters(_:)``), or `nil` when it is absent.
+    static func formValue(_ request: Request, _ name: String) throws(APIError) -> String? {
+        try formParameters(request).first { $0.name == name }?.value
     }
 
     /// An optional integer query parameter within a range.

@@ -145,6 +145,17 @@ import Testing
         }
     }
 
+    /// An escape that is not UTF-8 is a 400, never a `tags` read as absent (which would list every installation).
+    @Test(arguments: ["/demo/installations?tags=%FF", "/demo/installations?tags=%E2%82", "/demo/registrations?$filter=%FF"])
+    func malformedQueryEscapesAreRefused(uri: String) async throws {
+        try await APITestHarness.run { api in
+            try await api.request(.put, "/demo/installations/f0", key: "listen", body: APITestHarness.installationJSON("f0"))
+            let response = try await api.request(.get, uri, key: "manage")
+            #expect(response.status == .badRequest)
+            #expect(response.errorCode == "InvalidParameter")
+        }
+    }
+
     @Test func listingKeepsAnEncodedPlusLiteral() async throws {
         try await APITestHarness.run { api in
             let response = try await api.request(.get, "/demo/installations?tags=sports%2B%7C%7C%2Bnews", key: "manage")

@@ -92,7 +92,7 @@ struct InstallationsController {
         var expression: TagExpression?
         // `+` is a form-encoded space, as browsers' URLSearchParams and curl --data-urlencode write it and as Azure
         // reads it; `+` is no tag character, and a braced system-tag value that holds one sends it as `%2B`.
-        if let tags = HubAPI.formValue(request, "tags") {
+        if let tags = try HubAPI.formValue(request, "tags") {
             guard !tags.allSatisfy(\.isWhitespace) else {
                 throw APIError.badRequest("InvalidTagExpression", "tags is blank; leave it out to list every installation")
             }

@@ -137,15 +137,9 @@ struct RegistrationsController {
         var top = 100
         var cursor: RegistrationCursor?
 
-        init(query: String) throws {
-            for pair in query.split(separator: "&") {
-                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                func decode(_ text: Substring) -> String {
-                    let spaced = text.replacingOccurrences(of: "+", with: " ")
-                    return spaced.removingPercentEncoding ?? spaced
-                }
-                let name = decode(parts[0]).lowercased()
-                let value = parts.count > 1 ? decode(parts[1]) : ""
+        init(_ request: Request) throws {
+            for (rawName, value) in try HubAPI.formParameters(request) {
+                let name = rawName.lowercased()
                 switch name {
                 case "$filter":
                     filter = value
@@ -242,7 +236,7 @@ struct RegistrationsController {
     }
 
     func listRegistrations(_ request: Request, _ context: HubContext) async throws -> Response {
-        let parameters = try ListingParameters(query: request.uri.query ?? "")
+        let parameters = try ListingParameters(request)
         var query = RegistrationQuery.all
         // A handle's registrations are the device's own (Listen, or its user's token: then only that user's);
         // enumerating all of them needs Manage.
@@ -261,7 +255,7 @@ struct RegistrationsController {
         let hub = context.hub
         var tag = try APIPath.decode(context.parameters.require("tag"))
         if let system = SystemTag.canonical(tag) { tag = system } else { try Tag.validate(tag) }
-        let parameters = try ListingParameters(query: request.uri.query ?? "")
+        let parameters = try ListingParameters(request)
         return try await registrationFeed(.tag(tag), parameters, hub: hub, request: request, registrant: .unrestricted)
     }
 
