@@ -29,6 +29,11 @@ import Prometheus
 /// | PUT, GET, DELETE | `/{hub}/registrations/{id}` | Listen, or the app's bearer JWT |
 /// | GET | `/{hub}/registrations?$filter=…` | Listen, or the app's bearer JWT |
 /// | GET | `/{hub}/registrations`, `/{hub}/tags/{tag}/registrations` | Manage |
+/// | GET | `/{hub}` (Azure's `NotificationHubDescription`; `PUT` and `DELETE` refused: hubs live in `hub.yaml`) | Manage |
+/// | GET | `/` (the hubs a namespace token's Manage key opens) | Manage |
+/// | GET | `/{hub}/feedbackcontainer`, `/{hub}/containers/{container}` (container URLs) | Manage |
+/// | POST, GET | `/{hub}/jobs`, `GET /{hub}/jobs/{id}` (registration export and import) | Manage |
+/// | GET, PUT | `/blobs/{container}[/{blob}]` | the container URL's own token |
 ///
 /// A device that registers with its user's bearer JWT (where the hub has `deviceAuthentication`) writes and reads
 /// only its user's installations and registrations (see `docs/registering-devices.md`). Writes of installations and
