@@ -104,7 +104,7 @@ public struct InstallationService: Sendable {
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(Self.expirySweepIntervalSeconds)) }
                 let deleted = try await deleteExpired()
-                if deleted > 0 { core.logger.info("deleted expired installations", metadata: ["count": "\(deleted)"]) }
+                if deleted > 0 { core.logger.info("deleted expired installations", metadata: ["installations.deleted": "\(deleted)"]) }
             } catch is CancellationError {
                 return
             } catch {
