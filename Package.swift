@@ -286,7 +286,7 @@ let package = Package(
         ),
         .target(
             name: "HubTestSupport",
-            dependencies: ["NotificationHub", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["NotificationHub", "PushEmulator", .product(name: "NIOCore", package: "swift-nio")],
             path: "Tests/HubTestSupport",
             swiftSettings: swiftSettings
         ),

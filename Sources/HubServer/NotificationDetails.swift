@@ -48,8 +48,8 @@ struct NotificationDetails: Encodable {
     /// The .NET SDK reads this with a `DataContractSerializer`, which takes members only in its contract's order
     /// (an element met after a later one is dropped): `NotificationId`, `Location`, `State`, `EnqueueTime`,
     /// `StartTime`, `EndTime`, `Tags`, `TargetPlatforms`, then the counts in ``outcomeCountOrder``. Elements it does
-    /// not know (`ScheduledTime`, counts of platforms it has no member for) are kept in its extension data, so they
-    /// go where they cannot displace a known one. `State` is one of the SDK's states: a notification waiting for its
+    /// not know (counts of platforms it has no member for, then `ScheduledTime`) come after every known one, where
+    /// they cannot displace one; it keeps them in its extension data. `State` is one of the SDK's states: a notification waiting for its
     /// time is `Enqueued` here (`Scheduled` in JSON).
     func xml(adapters: AdapterSet) -> String {
         func time(_ name: String, _ date: Date?) -> String {
@@ -60,8 +60,7 @@ struct NotificationDetails: Encodable {
         xml += "<NotificationId>\(XMLText.escape(notificationId))</NotificationId>"
         xml += "<Location>\(XMLText.escape(location))</Location>"
         xml += "<State>\(state == NotificationState.scheduled.name ? NotificationState.enqueued.name : state)</State>"
-        xml += time("EnqueueTime", enqueueTime) + time("ScheduledTime", scheduledTime)
-        xml += time("StartTime", startTime) + time("EndTime", endTime)
+        xml += time("EnqueueTime", enqueueTime) + time("StartTime", startTime) + time("EndTime", endTime)
         if let tags { xml += "<Tags>\(XMLText.escape(tags))</Tags>" }
         xml += "<TargetPlatforms>\(XMLText.escape(targetPlatforms.joined(separator: ",")))</TargetPlatforms>"
         let elements = outcomeCounts.keys.map { (platform: $0, element: adapters.telemetryName(for: Platform($0)) + "OutcomeCounts") }
@@ -77,6 +76,7 @@ struct NotificationDetails: Encodable {
             }
             xml += "</\(element)>"
         }
+        xml += time("ScheduledTime", scheduledTime)
         xml += "</NotificationDetails>"
         return xml
     }

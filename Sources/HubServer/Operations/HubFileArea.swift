@@ -50,13 +50,22 @@ struct HubFileArea: Sendable {
     func blobs(in container: String) -> [BlobInfo] {
         let folder = self.container(container)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        return names.filter(Self.isValidBlob).sorted().compactMap { name in
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(name).path)
-            else { return nil }
-            return BlobInfo(
-                name: name, size: (attributes[.size] as? NSNumber)?.intValue ?? 0,
-                modified: attributes[.modificationDate] as? Date ?? Date(timeIntervalSince1970: 0))
+        return names.filter(Self.isValidBlob).sorted().compactMap { info($0, in: container) }
+    }
+
+    /// A blob's name, size and time, or `nil` when it does not exist.
+    func info(_ name: String, in container: String) -> BlobInfo? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: blob(name, in: container).path) else {
+            return nil
         }
+        return BlobInfo(
+            name: name, size: (attributes[.size] as? NSNumber)?.intValue ?? 0,
+            modified: attributes[.modificationDate] as? Date ?? Date(timeIntervalSince1970: 0))
+    }
+
+    /// A blob's size in bytes, or `nil` when it does not exist.
+    func size(of name: String, in container: String) -> Int? {
+        info(name, in: container)?.size
     }
 
     /// A blob's bytes, or `nil` when it does not exist.

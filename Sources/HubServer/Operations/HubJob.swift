@@ -32,6 +32,11 @@ struct HubJob: Codable, Sendable, Hashable {
     /// The `OutputProperties` key naming the blob of failed lines.
     static let failedFileKey = "FailedFilePath"
 
+    /// The blob of results in the output container.
+    var outputFile: String { "\(id)-Output.txt" }
+    /// The blob of failed lines in the output container.
+    var failedFile: String { "\(id)-Failed.txt" }
+
     /// The job's id.
     var id: String
     /// What it does.

@@ -24,10 +24,7 @@ struct HubJobRunner: Sendable {
         var job = submitted
         job.status = .running
         job.updatedAt = clock.now()
-        job.outputProperties = [
-            HubJob.outputFileKey: "\(job.id)-Output.txt",
-            HubJob.failedFileKey: "\(job.id)-Failed.txt",
-        ]
+        job.outputProperties = [HubJob.outputFileKey: job.outputFile, HubJob.failedFileKey: job.failedFile]
         save(job)
         do {
             if job.kind == .exportRegistrations {
@@ -70,15 +67,16 @@ struct HubJobRunner: Sendable {
             lines += page.registrations.map(RegistrationXML.description)
             cursor = page.next
         } while cursor != nil
-        try write(lines, to: job.outputProperties[HubJob.outputFileKey]!, in: container)
-        try write([], to: job.outputProperties[HubJob.failedFileKey]!, in: container)
+        try write(lines, to: job.outputFile, in: container)
+        try write([], to: job.failedFile, in: container)
     }
 
     private func importRegistrations(_ job: inout HubJob, from blob: String, in input: String, to container: String) async throws {
-        guard let data = area.read(blob, in: input) else {
+        // The size first: a file an admin put in the container may be larger than any upload, and is not read then.
+        guard let size = area.size(of: blob, in: input) else {
             throw HubJobFailure(message: "the import file '\(blob)' does not exist in container '\(input)'")
         }
-        guard data.count <= Self.maximumImportBytes else {
+        guard size <= Self.maximumImportBytes, let data = area.read(blob, in: input) else {
             throw HubJobFailure(message: "the import file is larger than \(Self.maximumImportBytes) bytes; split it")
         }
         let lines = String(decoding: data, as: UTF8.self).split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
@@ -100,8 +98,8 @@ struct HubJobRunner: Sendable {
                 save(job)
             }
         }
-        try write(succeeded, to: job.outputProperties[HubJob.outputFileKey]!, in: container)
-        try write(failed, to: job.outputProperties[HubJob.failedFileKey]!, in: container)
+        try write(succeeded, to: job.outputFile, in: container)
+        try write(failed, to: job.failedFile, in: container)
     }
 
     /// Applies one line; returns the stored registration (nothing for a delete). A ``HubError`` refuses the line;
