@@ -19,7 +19,7 @@ import Synchronization
 public final class APNsAdapter: PlatformAdapter, Sendable {
     public let descriptor = PlatformDescriptor(
         platforms: [.apns], formats: [.apple: [.apns]], templateFormats: [.apns: .apple], maximumPayloadBytes: 4096,
-        telemetryNames: [.apns: "Apns"])
+        telemetryNames: [.apns: "Apns"], serviceBusHeaders: [APNsSendOptions.sdkExpiryHeader])
 
     /// The adapter's settings.
     public let configuration: APNsAdapterConfiguration

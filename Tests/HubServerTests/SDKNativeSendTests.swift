@@ -48,7 +48,9 @@ import WNS
     static var recordingAdapters: [RecordingAdapter] {
         [
             RecordingAdapter(platform: .fcmv1, format: .fcmv1), RecordingAdapter(platform: .gcm, format: .gcm),
-            RecordingAdapter(platform: .apns, format: .apple), RecordingAdapter(platform: .wns, format: .windows),
+            // Standing in for the APNs adapter, which reads the .NET SDK's expiry header.
+            RecordingAdapter(platform: .apns, format: .apple, serviceBusHeaders: ["ServiceBusNotification-Apns-Expiry"]),
+            RecordingAdapter(platform: .wns, format: .windows),
         ]
     }
 
@@ -113,11 +115,15 @@ import WNS
                 api, adapters[2],
                 headers: Self.sdkHeaders(
                     format: "apple", contentType: "application/json",
-                    ["X-Apns-Priority": "5", "ServiceBusNotification-Apns-Expiry": "06/15/2030 14:30:00"]),
+                    [
+                        "X-Apns-Priority": "5", "ServiceBusNotification-Apns-Expiry": "06/15/2030 14:30:00",
+                        "ServiceBusNotification-Unknown": "kept by the API",
+                    ]),
                 body: #"{"aps":{"alert":"hi"}}"#)
             #expect(apple.headers["X-Apns-Priority"] == "5")
             #expect(apple.headers["ServiceBusNotification-Apns-Expiry"] == "06/15/2030 14:30:00")
             #expect(apple.headers["ServiceBusNotification-Format"] == nil)
+            #expect(apple.headers["ServiceBusNotification-Unknown"] == nil)
 
             // WindowsNotification: the type it detected, application/xml, and the declaration it added.
             let toast = #"<?xml version="1.0" encoding="utf-16"?><toast><visual><binding template="ToastGeneric"><text>Hi</text></binding></visual></toast>"#

@@ -30,12 +30,13 @@ public final class RecordingAdapter: PlatformAdapter, Sendable {
     public init(
         platform: Platform = Platform("test"), format: NotificationFormat = NotificationFormat("testformat"), limit: Int = 4096,
         announce: (@Sendable (SecureAnnouncementRequest) -> [SecurePushAnnouncement])? = nil,
-        accepts: @escaping @Sendable (PushChannel) -> Bool = { $0.handle?.hasPrefix("dev-") == true }
+        accepts: @escaping @Sendable (PushChannel) -> Bool = { $0.handle?.hasPrefix("dev-") == true },
+        serviceBusHeaders: Set<String> = []
     ) {
         self.accepts = accepts
         descriptor = PlatformDescriptor(
             platforms: [platform], formats: [format: [platform]], templateFormats: [platform: format],
-            maximumPayloadBytes: limit)
+            maximumPayloadBytes: limit, serviceBusHeaders: serviceBusHeaders)
         self.announce =
             announce ?? { request in
                 [SecurePushAnnouncement(format: format, body: JSONValue.object(["secureId": .string(request.id)]).jsonString())]

@@ -16,6 +16,9 @@ public struct PlatformDescriptor: Sendable {
     /// For each platform, the name telemetry gives it, as in Azure's `NotificationDetails` (`Apns` makes
     /// `ApnsOutcomeCounts`). Platforms not listed use their name with a capital first letter.
     public var telemetryNames: [Platform: String]
+    /// `ServiceBusNotification-*` request headers of a send that this adapter reads (e.g. the .NET SDK's
+    /// `ServiceBusNotification-Apns-Expiry`). The API keeps the others, its own, from the notification.
+    public var serviceBusHeaders: Set<String>
 
     /// Creates a descriptor.
     public init(
@@ -23,13 +26,15 @@ public struct PlatformDescriptor: Sendable {
         formats: [NotificationFormat: [Platform]],
         templateFormats: [Platform: NotificationFormat],
         maximumPayloadBytes: Int,
-        telemetryNames: [Platform: String] = [:]
+        telemetryNames: [Platform: String] = [:],
+        serviceBusHeaders: Set<String> = []
     ) {
         self.platforms = platforms
         self.formats = formats
         self.templateFormats = templateFormats
         self.maximumPayloadBytes = maximumPayloadBytes
         self.telemetryNames = telemetryNames
+        self.serviceBusHeaders = serviceBusHeaders
     }
 
     /// The name telemetry gives `platform`: ``telemetryNames`` or the platform's name with a capital first letter.

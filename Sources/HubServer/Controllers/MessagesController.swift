@@ -54,7 +54,7 @@ struct MessagesController {
             }
             handles.append(.handle(handle))
         }
-        var headers = try SendRequest.passthroughHeaders(request)
+        var headers = try SendRequest.passthroughHeaders(request, adapters: context.configuration.adapters)
         headers["Content-Type"] = parts.contentType
         let notification = Notification(
             format: format, body: parts.notification, headers: headers, audience: .handles(platform, handles),
@@ -198,7 +198,7 @@ struct SendRequest {
         let hub = context.hub
         let adapters = context.configuration.adapters
         let format = try Self.format(request, adapters: adapters)
-        let headers = try Self.passthroughHeaders(request)
+        let headers = try Self.passthroughHeaders(request, adapters: adapters)
         let audience: Audience
         if request.uri.queryParameters.has("direct") {
             guard let handle = request.headers[HTTPField.Name("ServiceBusNotification-DeviceHandle")!], !handle.isEmpty else {
@@ -236,12 +236,14 @@ struct SendRequest {
     }
 
     /// The request headers that travel with the notification to the platform. Of the `ServiceBusNotification-*`
-    /// headers only `ServiceBusNotification-Apns-Expiry` (the .NET SDK's `AppleNotification.Expiry`) travels.
-    static func passthroughHeaders(_ request: Request) throws -> NotificationHeaders {
+    /// headers only those an adapter declares it reads travel (``PlatformDescriptor/serviceBusHeaders``, e.g. the
+    /// .NET SDK's `ServiceBusNotification-Apns-Expiry`); the rest are the API's own.
+    static func passthroughHeaders(_ request: Request, adapters: AdapterSet) throws -> NotificationHeaders {
         var headers = NotificationHeaders()
+        let adapterHeaders = adapters.serviceBusHeaders
         for field in request.headers {
             let name = field.name.canonicalName
-            let hubHeader = name.hasPrefix("servicebusnotification-") && name != "servicebusnotification-apns-expiry"
+            let hubHeader = name.hasPrefix("servicebusnotification-") && !adapterHeaders.contains(name)
             if reservedHeaders.contains(name) || hubHeader || name.hasPrefix("x-ms-") {
                 continue
             }

@@ -35,6 +35,11 @@ public struct AdapterSet: Sendable {
     /// Every platform served.
     public var platforms: [Platform] { byPlatform.keys.sorted() }
 
+    /// The `ServiceBusNotification-*` send headers some adapter reads (lower-cased), which the API passes on.
+    public var serviceBusHeaders: Set<String> {
+        Set(adapters.flatMap { $0.descriptor.serviceBusHeaders.map { $0.lowercased() } })
+    }
+
     /// Every accepted format, including `template` when any adapter renders templates.
     public var formats: [NotificationFormat] {
         var formats = Set(byFormat.keys)
