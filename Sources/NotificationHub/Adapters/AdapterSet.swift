@@ -6,6 +6,9 @@ public struct AdapterSet: Sendable {
     public let adapters: [any PlatformAdapter]
     private let byPlatform: [Platform: Int]
     private let byFormat: [NotificationFormat: [Platform]]
+    /// The `ServiceBusNotification-*` send headers some adapter reads (lower-cased), which the API passes on:
+    /// gathered once here, since every send asks.
+    public let serviceBusHeaders: Set<String>
 
     /// Indexes adapters. Throws when two adapters claim the same platform.
     public init(_ adapters: [any PlatformAdapter]) throws(HubError) {
@@ -25,6 +28,7 @@ public struct AdapterSet: Sendable {
         self.adapters = adapters
         self.byPlatform = byPlatform
         self.byFormat = byFormat
+        serviceBusHeaders = Set(adapters.flatMap { $0.descriptor.serviceBusHeaders.map { $0.lowercased() } })
     }
 
     /// The adapter that delivers to a platform.
@@ -34,11 +38,6 @@ public struct AdapterSet: Sendable {
 
     /// Every platform served.
     public var platforms: [Platform] { byPlatform.keys.sorted() }
-
-    /// The `ServiceBusNotification-*` send headers some adapter reads (lower-cased), which the API passes on.
-    public var serviceBusHeaders: Set<String> {
-        Set(adapters.flatMap { $0.descriptor.serviceBusHeaders.map { $0.lowercased() } })
-    }
 
     /// Every accepted format, including `template` when any adapter renders templates.
     public var formats: [NotificationFormat] {
