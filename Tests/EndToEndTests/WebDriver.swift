@@ -45,29 +45,21 @@ final class WebDriver: Sendable {
     }
 
     /// Starts `chromedriver` on a free port and opens a headless browser session of `width` × `height` pixels.
+    ///
+    /// With `--port=0` the driver takes a free IPv6 port and then binds IPv4 to the same number, which another
+    /// process may hold; it then exits ("IPv4 port not available"). A driver that exits before it listens is started
+    /// again, up to five times.
     static func start(tools: Tools, directory: String, width: Int = 1280, height: Int = 1000) async throws -> WebDriver {
-        let log = directory + "/chromedriver.log"
-        let arguments = ["/bin/bash", "-c", "exec \"$0\" --port=0 >>\"$1\" 2>&1 </dev/null", tools.chromedriver, log]
-        var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for argument in cArguments { free(argument) } }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-        posix_spawnattr_setpgroup(&attributes, 0)
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, "/bin/bash", nil, &attributes, &cArguments, environ) == 0 else {
-            throw Failure(description: "could not start \(tools.chromedriver)")
+        var failures: [String] = []
+        var launched: (pid: pid_t, port: Int)?
+        for attempt in 1...5 where launched == nil {
+            switch try await launch(tools: tools, log: directory + "/chromedriver-\(attempt).log") {
+            case .listening(let pid, let port): launched = (pid, port)
+            case .failed(let output): failures.append(output)
+            }
         }
-        var port: Int?
-        for _ in 0..<600 where port == nil {
-            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            if let match = text.firstMatch(of: /started successfully on port (\d+)/) { port = Int(match.1) }
-            if port == nil { try await Task.sleep(for: .milliseconds(50)) }
-        }
-        guard let port else {
-            Glibc.kill(-pid, SIGKILL)
-            throw Failure(description: "chromedriver did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        guard let (pid, port) = launched else {
+            throw Failure(description: "chromedriver did not start: \(failures.joined(separator: "\n---\n"))")
         }
         let base = "http://127.0.0.1:\(port)"
         let profile = directory + "/chromium-profile"
@@ -97,6 +89,40 @@ final class WebDriver: Sendable {
             waitpid(pid, &status, 0)
             throw error
         }
+    }
+
+    private enum Launch {
+        case listening(pid: pid_t, port: Int)
+        case failed(String)
+    }
+
+    /// Spawns one `chromedriver` in its own process group and waits until it says where it listens or exits.
+    private static func launch(tools: Tools, log: String) async throws -> Launch {
+        let arguments = ["/bin/bash", "-c", "exec \"$0\" --port=0 >>\"$1\" 2>&1 </dev/null", tools.chromedriver, log]
+        var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for argument in cArguments { free(argument) } }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, "/bin/bash", nil, &attributes, &cArguments, environ) == 0 else {
+            throw Failure(description: "could not start \(tools.chromedriver)")
+        }
+        func output() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+        for _ in 0..<600 {
+            if let match = output().firstMatch(of: /started successfully on port (\d+)/), let port = Int(match.1) {
+                return .listening(pid: pid, port: port)
+            }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid { return .failed(output()) }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Glibc.kill(-pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        return .failed(output())
     }
 
     /// Ends the session, then the driver's process group.
