@@ -139,6 +139,8 @@ public struct HubAPI: Sendable {
         hub.addRoutes(NamespaceController(api: self).routes)
         hub.addRoutes(BlobContainersController(api: self).routes)
         hub.addRoutes(JobsController(api: self).routes)
+        hub.addRoutes(WebhookEventsController(api: self).routes)
+        hub.addRoutes(InstallationCountsController(api: self).routes)
         if console { ConsoleController<HubRequestContext>().addRoutes(to: router) }
         return router
     }

@@ -72,6 +72,20 @@ components:
           properties:
             code: {type: string}
             message: {type: string}
+    WebhookEvent:
+      type: object
+      properties:
+        id: {type: string, description: "Unique in the hub; the same in every attempt and replay (the Hub-Webhook-Id header)."}
+        subscription: {type: string}
+        type: {type: string, enum: [notification.completed, notification.failed, installation.channelExpired, installation.channelReplaced]}
+        time: {type: string, format: date-time}
+        state: {type: string, enum: [pending, delivered, failed]}
+        attempts: {type: integer}
+        nextAttemptTime: {type: string, format: date-time}
+        deliveredTime: {type: string, format: date-time}
+        lastStatus: {type: integer, description: The receiver's last HTTP status.}
+        lastError: {type: string}
+        data: {type: object, description: The event's data as posted.}
     Template:
       type: object
       required: [body]
@@ -485,6 +499,96 @@ paths:
                         current: {type: boolean, description: Whether this is the node that answered.}
         "401": {$ref: "#/components/responses/Error"}
         "403": {$ref: "#/components/responses/Error"}
+  /{hub}/installationcounts:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+    get:
+      summary: "Installation and registration counts, in total and per platform, from counters the store keeps (no scan); for each `tags` expression, the audience a send to it reaches now (installations and registrations whose channel has not expired), from the tag index (Manage)."
+      parameters:
+        - {name: tags, in: query, description: "A tag expression; repeat for up to 10.", schema: {type: array, items: {type: string}}, style: form, explode: true}
+      responses:
+        "200":
+          description: The counts.
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  installations: {type: integer, description: Installations, expired ones included.}
+                  expired: {type: integer}
+                  registrations: {type: integer}
+                  platforms:
+                    type: array
+                    items:
+                      type: object
+                      properties:
+                        platform: {type: string}
+                        installations: {type: integer}
+                        expired: {type: integer}
+                        registrations: {type: integer}
+                  tags:
+                    type: array
+                    items:
+                      type: object
+                      properties:
+                        expression: {type: string}
+                        audience: {type: integer}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+  /{hub}/webhooks/events:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+    get:
+      summary: "The hub's webhook outbox, newest first (Manage): every event written for a subscription in `webhooks:`, with its delivery state. See docs/webhooks.md."
+      parameters:
+        - {name: state, in: query, schema: {type: string, enum: [pending, delivered, failed]}}
+        - {name: before, in: query, description: "The `before` of the previous page.", schema: {type: string}}
+        - {name: top, in: query, schema: {type: integer, minimum: 1, maximum: 500, default: 50}}
+      responses:
+        "200":
+          description: A page of events.
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  events: {type: array, items: {$ref: "#/components/schemas/WebhookEvent"}}
+                  before: {type: string, description: Pass as `before` for the next page; absent on the last page.}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+  /{hub}/webhooks/events/{eventId}:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - {name: eventId, in: path, required: true, schema: {type: string}}
+    get:
+      summary: One webhook event and its delivery state (Manage).
+      responses:
+        "200":
+          description: The event.
+          content:
+            application/json: {schema: {$ref: "#/components/schemas/WebhookEvent"}}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+  /{hub}/webhooks/events/{eventId}/replay:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - {name: eventId, in: path, required: true, schema: {type: string}}
+    post:
+      summary: "Posts a webhook event again (Manage): it becomes pending at once with a fresh count of attempts, whatever its state; the receiver gets the same id and body with a new timestamp and signature."
+      responses:
+        "202":
+          description: The event, pending.
+          content:
+            application/json: {schema: {$ref: "#/components/schemas/WebhookEvent"}}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+        "409": {$ref: "#/components/responses/Error"}
   /{hub}/messages/$batch:
     parameters:
       - $ref: "#/components/parameters/hub"

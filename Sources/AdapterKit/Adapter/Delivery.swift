@@ -53,13 +53,21 @@ public struct DeliveryResult: Hashable, Sendable {
     /// For ``Outcome/expiredChannel``: when the platform says the handle stopped being valid. The installation is
     /// marked expired only if it was not updated after this time.
     public var channelExpiredAt: Date?
+    /// For ``Outcome/success``: the handle the platform says is the device's canonical one now (the platform
+    /// delivered, but the stored handle is outdated). The installation's channel is replaced with it, and an
+    /// `installation.channelReplaced` event is written.
+    public var canonicalPushChannel: String?
 
     /// Creates a result.
-    public init(_ outcome: Outcome, reason: String? = nil, retryAfter: Duration? = nil, channelExpiredAt: Date? = nil) {
+    public init(
+        _ outcome: Outcome, reason: String? = nil, retryAfter: Duration? = nil, channelExpiredAt: Date? = nil,
+        canonicalPushChannel: String? = nil
+    ) {
         self.outcome = outcome
         self.reason = reason
         self.retryAfter = retryAfter
         self.channelExpiredAt = channelExpiredAt
+        self.canonicalPushChannel = canonicalPushChannel
     }
 
     /// A success.

@@ -263,7 +263,9 @@ public final class HubRuntime: Sendable {
                     }
                 }
                 unit.adapters = adapters
-                if oldSettings.feedbackWebhook != build.settings.feedbackWebhook {
+                if oldSettings.feedbackWebhook != build.settings.feedbackWebhook
+                    || oldSettings.eventWebhooks != build.settings.eventWebhooks
+                {
                     if let webhook = unit.webhook { webhookHost.perform { await webhook.stop() } }
                     unit.webhook = startWebhook(for: unit.hub)
                 }
@@ -357,11 +359,30 @@ public final class HubRuntime: Sendable {
         Self.startWebhook(for: hub, host: webhookHost, options: options)
     }
 
+    /// Starts the hub's feedback webhook and event webhook sender, those configured; without event webhooks, clears
+    /// the stored subscriptions so that the store writes no more events.
     private static func startWebhook(for hub: Hub, host: ServiceHost, options: Options) -> ServiceHost.Hosted? {
-        guard let settings = hub.configuration.feedbackWebhook else { return nil }
-        return host.start([
-            FeedbackWebhook(hub: hub, settings: settings, client: options.webhookClient, logger: options.logger)
-        ])
+        var services: [any Service] = []
+        if let settings = hub.configuration.feedbackWebhook {
+            services.append(
+                FeedbackWebhook(hub: hub, settings: settings, client: options.webhookClient, logger: options.logger))
+        }
+        if let outbox = hub.events {
+            if let settings = hub.configuration.eventWebhooks {
+                services.append(
+                    EventWebhookSender(hub: hub, outbox: outbox, settings: settings, clock: options.clock, logger: options.logger))
+            } else {
+                let logger = options.logger
+                host.perform {
+                    do {
+                        try await outbox.subscribe([])
+                    } catch {
+                        logger.warning("the hub's webhook subscriptions could not be cleared", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+        }
+        return services.isEmpty ? nil : host.start(services)
     }
 
     static func seconds(_ duration: Duration) -> Double {

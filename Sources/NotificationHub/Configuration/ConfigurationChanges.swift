@@ -109,6 +109,7 @@ extension HubsConfiguration {
                     copy.headers = [:]
                     return String(reflecting: copy) + String(reflecting: headers)
                 } ?? "none")
+            add(prefix + "webhooks", hub.eventWebhooks?.fingerprintText ?? "none")
         }
         return parts
     }

@@ -223,12 +223,13 @@ public struct HubConfiguration: Sendable {
         delivery: DeliveryConfiguration = DeliveryConfiguration(), adapters: AdapterSet,
         deviceAuthentication: DeviceAuthentication? = nil, userBoundTags: UserBoundTags = UserBoundTags(),
         listenKey: ListenKeyPolicy = ListenKeyPolicy(), securePush: SecurePushConfiguration? = nil,
-        feedbackWebhook: FeedbackWebhookConfiguration? = nil
+        feedbackWebhook: FeedbackWebhookConfiguration? = nil, eventWebhooks: EventWebhooksConfiguration? = nil
     ) {
         self.settings = HubSettings(
             name: name, keys: keys, storage: storage, limits: limits, delivery: delivery,
             adapters: adapters.adapters.map { AdapterSettings(adapter: $0) }, deviceAuthentication: deviceAuthentication,
-            userBoundTags: userBoundTags, listenKey: listenKey, securePush: securePush, feedbackWebhook: feedbackWebhook)
+            userBoundTags: userBoundTags, listenKey: listenKey, securePush: securePush, feedbackWebhook: feedbackWebhook,
+            eventWebhooks: eventWebhooks)
         self.adapters = adapters
     }
 

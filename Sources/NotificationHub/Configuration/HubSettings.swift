@@ -29,6 +29,8 @@ public struct HubSettings: Sendable, Equatable {
     public var securePush: SecurePushConfiguration?
     /// Where failed deliveries are posted, if anywhere.
     public var feedbackWebhook: FeedbackWebhookConfiguration?
+    /// The event webhooks (`webhooks:`), if any.
+    public var eventWebhooks: EventWebhooksConfiguration?
 
     /// Creates settings in code.
     public init(
@@ -36,7 +38,7 @@ public struct HubSettings: Sendable, Equatable {
         delivery: DeliveryConfiguration = DeliveryConfiguration(), adapters: [AdapterSettings],
         deviceAuthentication: DeviceAuthentication? = nil, userBoundTags: UserBoundTags = UserBoundTags(),
         listenKey: ListenKeyPolicy = ListenKeyPolicy(), securePush: SecurePushConfiguration? = nil,
-        feedbackWebhook: FeedbackWebhookConfiguration? = nil
+        feedbackWebhook: FeedbackWebhookConfiguration? = nil, eventWebhooks: EventWebhooksConfiguration? = nil
     ) {
         self.name = name
         self.keys = keys
@@ -49,6 +51,7 @@ public struct HubSettings: Sendable, Equatable {
         self.listenKey = listenKey
         self.securePush = securePush
         self.feedbackWebhook = feedbackWebhook
+        self.eventWebhooks = eventWebhooks
     }
 
     static func isValidName(_ name: String) -> Bool {
@@ -84,6 +87,7 @@ public struct HubSettings: Sendable, Equatable {
                 "secure push is on while the Listen key may register user-bound tags (\(userBoundTags.prefixes.joined(separator: ", "))): anyone who extracts the Listen key from the app can register a device tagged \(userBoundTags.prefixes[0])<someone> and receive that user's secure notification ids; set listenKey.userBoundTags: deny and let devices register with their user's token (docs/registering-devices.md)")
         }
         feedbackWebhook = FeedbackWebhookConfiguration(feedback: node.child("feedback"))
+        eventWebhooks = EventWebhooksConfiguration(node.child("webhooks"))
 
         var adapters: [AdapterSettings] = []
         var types: Set<String> = []

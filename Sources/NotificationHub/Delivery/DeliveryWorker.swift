@@ -435,6 +435,7 @@ private final class FinalCheckpoint: Sendable {
             last.summary.merge(checkpoint.summary)
             last.failures += checkpoint.failures
             last.expiredChannels += checkpoint.expiredChannels
+            last.replacedChannels += checkpoint.replacedChannels
         }
     }
 

@@ -52,11 +52,13 @@ public struct Dispatcher: Sendable {
         var summary = DispatchSummary()
         var failures: [DeliveryFailure] = []
         var expired: [ExpiredChannel] = []
+        var replaced: [ChannelReplacement] = []
 
         mutating func merge(_ other: PageResult) {
             summary.merge(other.summary)
             failures += other.failures
             expired += other.expired
+            replaced += other.replaced
         }
     }
 
@@ -113,7 +115,7 @@ public struct Dispatcher: Sendable {
                 try await checkpoint?(
                     DispatchCheckpoint(
                         summary: committed.summary, failures: committed.failures, cursor: committed.end,
-                        expiredChannels: committed.expired))
+                        expiredChannels: committed.expired, replacedChannels: committed.replaced))
             }
 
             var submitted = 0
@@ -323,6 +325,14 @@ public struct Dispatcher: Sendable {
                 }
                 if outcome.outcome == .success {
                     result.summary.record(.success, platform: batch.platform)
+                    if let canonical = outcome.canonicalPushChannel, let installationID = delivery.installationID,
+                        canonical != delivery.pushChannel.storageKey
+                    {
+                        result.replaced.append(
+                            ChannelReplacement(
+                                installationID: installationID, platform: batch.platform, pushChannel: delivery.pushChannel,
+                                canonical: canonical, time: clock.now()))
+                    }
                 } else {
                     fail(delivery, outcome.outcome, reason: outcome.reason)
                 }

@@ -42,16 +42,19 @@ public struct DispatchCheckpoint: Sendable {
     /// Installations whose channel the platform reported expired: committed with the counts, so a resumed page
     /// cannot skip a device whose expiry was applied but not counted.
     public var expiredChannels: [ExpiredChannel]
+    /// Installations whose channel the platform replaced with a canonical one, applied with the counts.
+    public var replacedChannels: [ChannelReplacement]
 
     /// Creates a checkpoint.
     public init(
         summary: DispatchSummary, failures: [DeliveryFailure], cursor: InstallationCursor?,
-        expiredChannels: [ExpiredChannel] = []
+        expiredChannels: [ExpiredChannel] = [], replacedChannels: [ChannelReplacement] = []
     ) {
         self.summary = summary
         self.failures = failures
         self.cursor = cursor
         self.expiredChannels = expiredChannels
+        self.replacedChannels = replacedChannels
     }
 }
 
@@ -106,6 +109,29 @@ public struct ExpiredChannel: Sendable, Hashable {
         self.pushChannel = pushChannel
         self.expiredAt = expiredAt
         self.policy = policy
+    }
+}
+
+/// An installation whose stored channel a platform replaced with its canonical one.
+public struct ChannelReplacement: Sendable, Hashable {
+    /// The installation.
+    public var installationID: String
+    /// Its platform.
+    public var platform: Platform
+    /// The channel the hub delivered to (the installation is changed only if it still has this channel).
+    public var pushChannel: PushChannel
+    /// The platform's canonical handle.
+    public var canonical: String
+    /// When the platform answered.
+    public var time: Date
+
+    /// Creates a replacement.
+    public init(installationID: String, platform: Platform, pushChannel: PushChannel, canonical: String, time: Date) {
+        self.installationID = installationID
+        self.platform = platform
+        self.pushChannel = pushChannel
+        self.canonical = canonical
+        self.time = time
     }
 }
 

@@ -61,6 +61,12 @@ public final class Hub: Service, Sendable {
     /// The hub's configuration now; a reload replaces it (``apply(_:)``).
     public var configuration: HubConfiguration { core.configuration }
 
+    /// The hub's outbox of webhook events; `nil` for a hub made on stores without a database.
+    public var events: EventOutbox? { core.database.map(EventOutbox.init(database:)) }
+
+    /// The hub's installation counters; `nil` for a hub made on stores without a database.
+    public var counter: InstallationCounter? { core.database.map(InstallationCounter.init(database:)) }
+
     /// The fan-out engine of the current configuration.
     public var dispatcher: Dispatcher { core.dispatcher }
 

@@ -114,6 +114,13 @@ public struct InstallationService: Sendable {
         }
     }
 
+    /// How many devices a send to `expression` reaches now: installations and registrations whose channel has not
+    /// expired, counted from the tag index (no scan of every installation unless the expression needs one, e.g.
+    /// `!muted`).
+    public func audienceCount(_ expression: TagExpression) async throws -> Int {
+        try await core.installationStore.count(InstallationQuery(expression: expression, includeExpired: false))
+    }
+
     /// Deletes an installation if `registrant` reaches it; returns whether it was deleted.
     @discardableResult
     public func deleteInstallation(id: String, as registrant: Registrant) async throws -> Bool {

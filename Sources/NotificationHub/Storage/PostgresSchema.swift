@@ -244,5 +244,135 @@ extension PostgresHubDatabase {
                 $$
                 """,
             ]),
+        .init(
+            version: 13,
+            statements: [
+                // Event webhooks (SQLite's migration 12): subscriptions, the outbox, and the triggers that write an
+                // event in the transaction that causes it.
+                """
+                CREATE TABLE webhook_subscriptions (
+                    subscription TEXT NOT NULL,
+                    event TEXT NOT NULL,
+                    PRIMARY KEY (subscription, event)
+                )
+                """,
+                """
+                CREATE TABLE webhook_outbox (
+                    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    subscription TEXT NOT NULL,
+                    event TEXT NOT NULL,
+                    created_time DOUBLE PRECISION NOT NULL,
+                    data TEXT NOT NULL,
+                    state TEXT NOT NULL DEFAULT 'pending',
+                    attempts BIGINT NOT NULL DEFAULT 0,
+                    next_attempt DOUBLE PRECISION NOT NULL DEFAULT 0,
+                    lease_owner TEXT,
+                    lease_expires DOUBLE PRECISION,
+                    delivered_time DOUBLE PRECISION,
+                    last_status BIGINT,
+                    last_error TEXT
+                )
+                """,
+                "CREATE INDEX webhook_outbox_due ON webhook_outbox(state, next_attempt)",
+                """
+                CREATE FUNCTION hub_webhook_notification_ended() RETURNS trigger LANGUAGE plpgsql
+                SET search_path FROM CURRENT AS $$
+                BEGIN
+                    INSERT INTO webhook_outbox (subscription, event, created_time, data)
+                    SELECT s.subscription, s.event,
+                        COALESCE(NEW.end_time, extract(epoch FROM clock_timestamp())),
+                        json_build_object(
+                            'notificationId', NEW.id, 'state', NEW.state, 'reason', NEW.reason,
+                            'enqueueTime',
+                            to_char(to_timestamp(NEW.enqueue_time) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                            'endTime',
+                            to_char(to_timestamp(NEW.end_time) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                            'counts', NEW.counts::json)::text
+                    FROM webhook_subscriptions s WHERE s.event = 'notification.completed';
+                    RETURN NULL;
+                END
+                $$
+                """,
+                """
+                CREATE TRIGGER webhook_notification_ended AFTER UPDATE OF state ON notifications FOR EACH ROW
+                WHEN (NEW.state IS DISTINCT FROM OLD.state
+                    AND NEW.state IN ('Completed', 'Abandoned', 'NoTargetFound', 'Cancelled'))
+                EXECUTE FUNCTION hub_webhook_notification_ended()
+                """,
+                """
+                CREATE FUNCTION hub_webhook_notification_failed() RETURNS trigger LANGUAGE plpgsql
+                SET search_path FROM CURRENT AS $$
+                BEGIN
+                    INSERT INTO webhook_outbox (subscription, event, created_time, data)
+                    SELECT s.subscription, s.event, NEW.time,
+                        json_build_object(
+                            'notificationId', NEW.notification_id,
+                            'time', to_char(to_timestamp(NEW.time) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                            'platform', NEW.platform, 'outcome', NEW.outcome, 'reason', NEW.reason,
+                            'installationId', NEW.installation_id, 'pnsHandle', NEW.handle)::text
+                    FROM webhook_subscriptions s
+                    WHERE s.event = 'notification.failed'
+                        OR (s.event = 'installation.channelExpired' AND NEW.outcome = 'ExpiredChannel'
+                            AND NEW.installation_id IS NOT NULL);
+                    RETURN NULL;
+                END
+                $$
+                """,
+                """
+                CREATE TRIGGER webhook_notification_failed AFTER INSERT ON notification_failures FOR EACH ROW
+                EXECUTE FUNCTION hub_webhook_notification_failed()
+                """,
+            ]),
+        .init(
+            version: 14,
+            statements: [
+                // Installation counts per platform, kind and expiry without scanning the installations. Writers only
+                // append to `installation_count_deltas` (no row that concurrent installation writes would queue
+                // for); a count adds the deltas to `installation_counts` and folds them in (``InstallationCounter``).
+                """
+                CREATE TABLE installation_counts (
+                    platform TEXT NOT NULL,
+                    kind BIGINT NOT NULL,
+                    expired BIGINT NOT NULL,
+                    n BIGINT NOT NULL,
+                    PRIMARY KEY (platform, kind, expired)
+                )
+                """,
+                """
+                CREATE TABLE installation_count_deltas (
+                    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    platform TEXT NOT NULL,
+                    kind BIGINT NOT NULL,
+                    expired BIGINT NOT NULL,
+                    delta BIGINT NOT NULL
+                )
+                """,
+                """
+                INSERT INTO installation_counts (platform, kind, expired, n)
+                SELECT platform, kind, expired, COUNT(*) FROM installations GROUP BY platform, kind, expired
+                """,
+                """
+                CREATE FUNCTION hub_installation_count_delta() RETURNS trigger LANGUAGE plpgsql
+                SET search_path FROM CURRENT AS $$
+                BEGIN
+                    IF TG_OP = 'INSERT' THEN
+                        INSERT INTO installation_count_deltas (platform, kind, expired, delta)
+                        VALUES (NEW.platform, NEW.kind, NEW.expired, 1);
+                    ELSIF TG_OP = 'DELETE' THEN
+                        INSERT INTO installation_count_deltas (platform, kind, expired, delta)
+                        VALUES (OLD.platform, OLD.kind, OLD.expired, -1);
+                    ELSIF OLD.platform <> NEW.platform OR OLD.kind <> NEW.kind OR OLD.expired <> NEW.expired THEN
+                        INSERT INTO installation_count_deltas (platform, kind, expired, delta)
+                        VALUES (OLD.platform, OLD.kind, OLD.expired, -1), (NEW.platform, NEW.kind, NEW.expired, 1);
+                    END IF;
+                    RETURN NULL;
+                END
+                $$
+                """,
+                """
+                CREATE TRIGGER installation_counts_change AFTER INSERT OR DELETE OR UPDATE OF platform, kind, expired
+                ON installations FOR EACH ROW EXECUTE FUNCTION hub_installation_count_delta()
+                """,
+            ]),
     ]
 }

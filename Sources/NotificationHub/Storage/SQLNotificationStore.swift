@@ -69,7 +69,7 @@ public final class SQLNotificationStore: NotificationStore {
     /// expired channels to record, or too many items for one statement.
     static func finishAlone(_ batch: [Completion], database: any HubDatabase) async throws -> [NotificationState?]? {
         guard database.dialect == .postgres, batch.count <= 100,
-            batch.allSatisfy({ $0.alone && $0.checkpoint.failures.isEmpty && $0.checkpoint.expiredChannels.isEmpty }),
+            batch.allSatisfy({ $0.alone && $0.checkpoint.failures.isEmpty && $0.checkpoint.expiredChannels.isEmpty && $0.checkpoint.replacedChannels.isEmpty }),
             Set(batch.map(\.id)).count == batch.count
         else { return nil }
         var binds: [SQLValue] = []
@@ -225,6 +225,9 @@ public final class SQLNotificationStore: NotificationStore {
         // Expired channels are applied in the same transaction as the counts that include them.
         for index in held {
             for mark in batch[index].checkpoint.expiredChannels { _ = try await SQLInstallationStore.apply(mark, on: connection) }
+            for replacement in batch[index].checkpoint.replacedChannels {
+                try await SQLInstallationStore.apply(replacement, on: connection)
+            }
         }
         return results
     }
@@ -994,6 +997,7 @@ public final class SQLNotificationStore: NotificationStore {
         try await insertFailures(checkpoint.failures.map { (id, $0) }, on: connection)
         // Expired channels are applied in the same transaction as the counts that include them.
         for mark in checkpoint.expiredChannels { _ = try await SQLInstallationStore.apply(mark, on: connection) }
+        for replacement in checkpoint.replacedChannels { try await SQLInstallationStore.apply(replacement, on: connection) }
         return true
     }
 

@@ -165,5 +165,123 @@ extension SQLiteHubDatabase {
                 // The expiry sweep finds expired rows from this index; rows that never expire are not in it.
                 "CREATE INDEX installations_expiration ON installations(expiration_time) WHERE expiration_time IS NOT NULL",
             ]),
+        .init(
+            version: 12,
+            statements: [
+                // Event webhooks: which subscription wants which event (written from `hub.yaml` at start), and the
+                // outbox of events to post. The triggers write an event in the transaction that causes it, so an
+                // accepted change never loses its event, whatever stops the process.
+                """
+                CREATE TABLE webhook_subscriptions (
+                    subscription TEXT NOT NULL,
+                    event TEXT NOT NULL,
+                    PRIMARY KEY (subscription, event)
+                ) WITHOUT ROWID
+                """,
+                """
+                CREATE TABLE webhook_outbox (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    subscription TEXT NOT NULL,
+                    event TEXT NOT NULL,
+                    created_time REAL NOT NULL,
+                    data TEXT NOT NULL,
+                    state TEXT NOT NULL DEFAULT 'pending',
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt REAL NOT NULL DEFAULT 0,
+                    lease_owner TEXT,
+                    lease_expires REAL,
+                    delivered_time REAL,
+                    last_status INTEGER,
+                    last_error TEXT
+                )
+                """,
+                "CREATE INDEX webhook_outbox_due ON webhook_outbox(state, next_attempt)",
+                """
+                CREATE TRIGGER webhook_notification_ended AFTER UPDATE OF state ON notifications
+                WHEN NEW.state <> OLD.state AND NEW.state IN ('Completed', 'Abandoned', 'NoTargetFound', 'Cancelled')
+                BEGIN
+                    INSERT INTO webhook_outbox (subscription, event, created_time, data)
+                    SELECT s.subscription, s.event,
+                        COALESCE(NEW.end_time, (julianday('now') - 2440587.5) * 86400.0),
+                        json_object(
+                            'notificationId', NEW.id, 'state', NEW.state, 'reason', NEW.reason,
+                            'enqueueTime', strftime('%Y-%m-%dT%H:%M:%fZ', NEW.enqueue_time, 'unixepoch'),
+                            'endTime', strftime('%Y-%m-%dT%H:%M:%fZ', NEW.end_time, 'unixepoch'),
+                            'counts', json(NEW.counts))
+                    FROM webhook_subscriptions s WHERE s.event = 'notification.completed';
+                END
+                """,
+                """
+                CREATE TRIGGER webhook_notification_failed AFTER INSERT ON notification_failures
+                BEGIN
+                    INSERT INTO webhook_outbox (subscription, event, created_time, data)
+                    SELECT s.subscription, s.event, NEW.time,
+                        json_object(
+                            'notificationId', NEW.notification_id,
+                            'time', strftime('%Y-%m-%dT%H:%M:%fZ', NEW.time, 'unixepoch'),
+                            'platform', NEW.platform, 'outcome', NEW.outcome, 'reason', NEW.reason,
+                            'installationId', NEW.installation_id, 'pnsHandle', NEW.handle)
+                    FROM webhook_subscriptions s
+                    WHERE s.event = 'notification.failed'
+                        OR (s.event = 'installation.channelExpired' AND NEW.outcome = 'ExpiredChannel'
+                            AND NEW.installation_id IS NOT NULL);
+                END
+                """,
+            ]),
+        .init(
+            version: 13,
+            statements: [
+                // Installation counts per platform, kind and expiry, kept by triggers so that a count never scans the
+                // installations. SQLite has one writer, so the counters are updated in place;
+                // `installation_count_deltas` (PostgreSQL's way, see its migration 14) stays empty here.
+                """
+                CREATE TABLE installation_counts (
+                    platform TEXT NOT NULL,
+                    kind INTEGER NOT NULL,
+                    expired INTEGER NOT NULL,
+                    n INTEGER NOT NULL,
+                    PRIMARY KEY (platform, kind, expired)
+                ) WITHOUT ROWID
+                """,
+                """
+                CREATE TABLE installation_count_deltas (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    platform TEXT NOT NULL,
+                    kind INTEGER NOT NULL,
+                    expired INTEGER NOT NULL,
+                    delta INTEGER NOT NULL
+                )
+                """,
+                """
+                INSERT INTO installation_counts (platform, kind, expired, n)
+                SELECT platform, kind, expired, COUNT(*) FROM installations GROUP BY platform, kind, expired
+                """,
+                """
+                CREATE TRIGGER installation_counts_insert AFTER INSERT ON installations
+                BEGIN
+                    INSERT INTO installation_counts (platform, kind, expired, n)
+                    VALUES (NEW.platform, NEW.kind, NEW.expired, 1)
+                    ON CONFLICT (platform, kind, expired) DO UPDATE SET n = n + 1;
+                END
+                """,
+                """
+                CREATE TRIGGER installation_counts_delete AFTER DELETE ON installations
+                BEGIN
+                    UPDATE installation_counts SET n = n - 1
+                    WHERE platform = OLD.platform AND kind = OLD.kind AND expired = OLD.expired;
+                END
+                """,
+                """
+                CREATE TRIGGER installation_counts_update AFTER UPDATE OF platform, kind, expired ON installations
+                WHEN OLD.platform <> NEW.platform OR OLD.kind <> NEW.kind OR OLD.expired <> NEW.expired
+                BEGIN
+                    UPDATE installation_counts SET n = n - 1
+                    WHERE platform = OLD.platform AND kind = OLD.kind AND expired = OLD.expired;
+                    INSERT INTO installation_counts (platform, kind, expired, n)
+                    VALUES (NEW.platform, NEW.kind, NEW.expired, 1)
+                    ON CONFLICT (platform, kind, expired) DO UPDATE SET n = n + 1;
+                END
+                """,
+            ]),
     ]
 }
