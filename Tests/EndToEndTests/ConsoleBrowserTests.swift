@@ -79,6 +79,17 @@ import Testing
         #expect(response.status == .ok, "PUT installation \(id): \(text)")
     }
 
+    /// A notification's state, from the hub's API.
+    static func state(base: String, id: String) async throws -> String? {
+        var request = HTTPClientRequest(url: "\(base)/demo/messages/\(id)")
+        request.headers.add(name: "Authorization", value: token(resource: "\(base)/demo"))
+        request.headers.add(name: "Accept", value: "application/json")
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        let json = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
+        return json?["state"] as? String
+    }
+
     /// The port a hub process logged it listens on.
     static func port(of hub: HubProcess) async throws -> Int {
         var port: Int?
@@ -181,6 +192,14 @@ import Testing
                 document.getElementById('sign-in-connection').value, document.getElementById('sign-in-key').value])
             """)
         #expect(kept as? String == #"["",0,0,"",""]"#)
+        // Installation counts per platform, from the store's counters, and the audience of a tag expression.
+        try await browser.waitForText("#hub-counts", "All platforms")
+        let counts = try await browser.text("#hub-counts tbody").replacingOccurrences(of: "\t", with: " ")
+        let apnsDevices = Self.grouped(Self.campaignDevices + 2)
+        let allDevices = Self.grouped(Self.campaignDevices + 3)
+        #expect(counts.contains("All platforms \(allDevices) 0 0") && counts.contains("apns \(apnsDevices) 0 0") && counts.contains("wns 1 0 0"), "\(counts)")
+        try await browser.type("#hub-count-tags", "cohort:1 && campaign\u{E007}")
+        try await browser.waitForText("#hub-count-result", "\(Self.grouped(Self.campaignDevices / 4)) devices match cohort:1 && campaign")
         try await browser.screenshot(to: output + "/02-hub.png")
 
         // Find Alice's devices by a tag expression with spaces, which the page sends as %20 (a `+` would reach
@@ -277,14 +296,14 @@ import Testing
             #expect(try await browser.script("return document.getElementById('send-body').value") as? String == edited, "after \(format)")
         }
 
-        // A send to every device waits for a confirmation that says how many installations it may reach; Cancel
-        // sends nothing (the result shown stays the test send's).
+        // A send to every device waits for a confirmation that says how many devices it reaches; Cancel sends
+        // nothing (the result shown stays the test send's).
         try await browser.click("#send-test")
         try await browser.click("#send-to-all")
         try await browser.click("#send-submit")
         try await browser.element("#send-confirm")
         let everyone = try await browser.text("#send-confirm-text")
-        #expect(everyone.hasPrefix("Send this apple notification to every device of hub demo? More than 100 installations are registered"), "\(everyone)")
+        #expect(everyone.hasPrefix("Send this apple notification to every device of hub demo? It reaches \(Self.grouped(Self.campaignDevices + 3)) devices now"), "\(everyone)")
         try await browser.screenshot(to: output + "/06-confirm-every-device.png")
         try await browser.click("#send-confirm-keep")
         #expect(try await browser.script("return document.getElementById('send-confirm').hidden") as? Bool == true)
@@ -296,7 +315,7 @@ import Testing
         try await browser.click("#send-submit")
         try await browser.element("#send-confirm")
         let campaign = try await browser.text("#send-confirm-text")
-        #expect(campaign.hasPrefix("Send this apple notification to the devices matching campaign? More than 100 installations match"), "\(campaign)")
+        #expect(campaign.hasPrefix("Send this apple notification to the devices matching campaign? It reaches \(Self.grouped(Self.campaignDevices)) devices now"), "\(campaign)")
         try await browser.click("#send-confirm-send")
         try await browser.click("#send-result-link")
         try await browser.waitForText("#notification-title", "Notification ")
@@ -304,6 +323,7 @@ import Testing
         let total = Self.campaignDevices
         var seen: [Int] = []
         var runningShot = false
+        var progressShown: [String] = []
         try await browser.wait("the fan-out to complete", timeout: .seconds(300)) {
             // The state is read first: the page may refresh between the two reads, and counts shown after a
             // "Completed" are final, while a count read before it may be one refresh old.
@@ -312,12 +332,19 @@ import Testing
             if seen.last != delivered { seen.append(delivered) }
             // The last view of the fan-out while it runs is kept.
             if state == "Processing", delivered > 0, delivered < total - Self.unregistered.count {
+                // Progress while it runs: devices done of the audience, the rate, the time left.
+                let progress = try await browser.text("#notification-progress-text")
+                if progress.contains(" of \(Self.grouped(total)) devices"), progress.contains(" per second"), progress.contains(" left") {
+                    progressShown.append(progress)
+                }
                 try await browser.screenshot(to: output + "/07-fan-out-running.png")
                 runningShot = true
             }
             return state == "Completed"
         }
         #expect(runningShot, "the page showed the fan-out while it ran: \(seen)")
+        #expect(!progressShown.isEmpty, "the page showed the fan-out's progress, rate and time left")
+        #expect(try await browser.script("return document.getElementById('notification-progress').hidden") as? Bool == true)
         #expect(seen.count >= 3, "the counts grew while it ran: \(seen)")
         #expect(seen.last == total - Self.unregistered.count)
         #expect(try await browser.text("#notification-failed") == "\(Self.unregistered.count)")
@@ -381,6 +408,32 @@ import Testing
         try await browser.click("#nav a[data-page=hub]")
         try await browser.waitForText("#hub-adapters", "delivering")
         try await browser.screenshot(to: output + "/11-hub-delivering.png")
+
+        // Schedule a send for an hour from now (one device: no confirmation), then cancel it from the send page.
+        try await browser.click("#nav a[data-page=send]")
+        try await browser.click("#send-to-tags")
+        try await browser.type("#send-target", "username:bob")
+        try await browser.script("document.getElementById('send-test').checked = true")
+        try await browser.click("#send-later")
+        try await browser.script(
+            """
+            const later = new Date(Date.now() + 3600e3);
+            document.getElementById('send-time').value =
+                new Date(later.getTime() - later.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+            """)
+        try await browser.click("#send-submit")
+        try await browser.waitForText("#alert", "A scheduled send cannot be a test send")
+        try await browser.click("#send-test")
+        try await browser.click("#send-submit")
+        try await browser.waitForText("#send-result-title", "Scheduled")
+        let scheduledID = try #require(
+            try await browser.script("return document.querySelector('#send-result-summary code').textContent") as? String)
+        #expect(try await Self.state(base: base, id: scheduledID) == "Scheduled")
+        try await browser.screenshot(to: output + "/09-scheduled.png")
+        try await browser.click("#send-result-cancel")
+        try await browser.waitForText("#send-result-summary", "is cancelled")
+        #expect(try await Self.state(base: base, id: scheduledID) == "Cancelled")
+        try await browser.click("#send-later")
 
         // Delete the markup installation from its page, with the keyboard: Tab from the link, Enter to confirm.
         try await browser.click("#nav a[data-page=installations]")

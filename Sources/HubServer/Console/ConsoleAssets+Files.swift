@@ -59,6 +59,19 @@ extension ConsoleAssets {
   <section id="page-hub" class="page" aria-labelledby="hub-title" hidden>
     <h1 id="hub-title" tabindex="-1">Hub</h1>
     <dl id="hub-facts" class="facts"></dl>
+    <h2>Installations</h2>
+    <table id="hub-counts">
+      <thead><tr><th>Platform</th><th>Installations</th><th>Expired</th><th>Registrations</th></tr></thead>
+      <tbody></tbody>
+    </table>
+    <form id="hub-count-form" class="inline" autocomplete="off">
+      <div class="grow">
+        <label for="hub-count-tags">Devices a send reaches</label>
+        <input id="hub-count-tags" name="tags" spellcheck="false" placeholder="(sports || news) &amp;&amp; !muted">
+      </div>
+      <button type="submit" id="hub-count-submit" class="secondary">Count</button>
+    </form>
+    <p id="hub-count-result" class="hint" aria-live="polite"></p>
     <h2>Adapters</h2>
     <table id="hub-adapters">
       <thead><tr><th>Adapter</th><th>Platforms</th><th>Formats</th><th>Max payload</th><th>State</th>
@@ -162,6 +175,14 @@ extension ConsoleAssets {
         <input type="checkbox" id="send-test" name="test" checked>
         <label for="send-test">Test send: deliver now to at most 10 devices and show each device's outcome</label>
       </div>
+      <div class="choice">
+        <input type="checkbox" id="send-later" name="later">
+        <label for="send-later">Schedule: hold the notification until a time</label>
+      </div>
+      <div id="send-when" hidden>
+        <label for="send-time">Send at <span class="hint">(this browser's time zone)</span></label>
+        <input type="datetime-local" id="send-time" name="time">
+      </div>
       <button type="submit" id="send-submit">Send</button>
     </form>
     <div id="send-confirm" class="confirm" role="alertdialog" aria-labelledby="send-confirm-text" hidden>
@@ -197,6 +218,13 @@ extension ConsoleAssets {
     <p><a href="#/notifications">← Notifications</a></p>
     <h1 id="notification-title" tabindex="-1">Notification</h1>
     <dl id="notification-facts" class="facts"></dl>
+    <div id="notification-progress" class="progress" hidden>
+      <div class="meter"><div id="notification-progress-bar"></div></div>
+      <p id="notification-progress-text" aria-live="polite"></p>
+    </div>
+    <div class="actions">
+      <button type="button" id="notification-cancel" class="danger" hidden>Cancel this notification</button>
+    </div>
     <h2>Outcomes</h2>
     <table id="notification-counts">
       <thead><tr><th>Platform</th><th>Outcome</th><th>Devices</th></tr></thead>
@@ -406,6 +434,11 @@ td.empty { color: var(--muted); font-style: italic; }
 }
 .confirm { border: 1px solid #e7b4af; background: #fbeceb; border-radius: 8px; padding: 0.6rem 0.9rem; margin-top: 1rem; }
 .actions, .pager { display: flex; flex-wrap: wrap; gap: 0.6rem; margin-top: 1rem; }
+.progress { margin-top: 1rem; }
+.progress .meter { height: 0.6rem; background: #e6e9ef; border-radius: 4px; overflow: hidden; max-width: 32rem; }
+.progress .meter > div { height: 100%; width: 0; background: #2f6fdd; transition: width 0.4s; }
+.progress p { margin: 0.4rem 0 0; }
+tr.total td { font-weight: 600; }
 
 figure { margin: 0.5rem 0 0; }
 #rates-chart { width: 100%; height: 320px; background: var(--paper); border: 1px solid var(--line); border-radius: 6px; }
@@ -780,6 +813,36 @@ async function showHub() {
   await renderHub();
 }
 
+/** Installations per platform, from the hub's counters (no scan of the store). */
+async function renderCounts() {
+  const { data } = await api('GET', '/installationcounts');
+  const cells = (entry) => [
+    h('td', { class: 'number' }, number(entry.installations)),
+    h('td', { class: 'number' }, number(entry.expired)),
+    h('td', { class: 'number' }, number(entry.registrations)),
+  ];
+  const rows = data.platforms.map((entry) => h('tr', {}, h('td', {}, entry.platform), ...cells(entry)));
+  if (rows.length) rows.unshift(h('tr', { class: 'total' }, h('td', {}, 'All platforms'), ...cells(data)));
+  fill($('hub-counts').tBodies[0], rows, 4, 'No installations yet.');
+}
+
+/** Devices a send to a tag expression reaches now. */
+async function countAudience(event) {
+  event.preventDefault();
+  showAlert('');
+  const expression = $('hub-count-form').elements.tags.value.trim();
+  if (!expression) return showAlert('Give a tag expression to count.');
+  try {
+    const { data } = await api('GET', '/installationcounts', { query: { tags: expression } });
+    const count = data.tags[0]?.audience ?? 0;
+    $('hub-count-result').textContent =
+      `${number(count)} device${count === 1 ? '' : 's'} match ${expression} (channels not expired).`;
+  } catch (error) {
+    $('hub-count-result').textContent = '';
+    showAlert(describeError(error));
+  }
+}
+
 function lastReload(configuration) {
   const reload = configuration.lastReload;
   if (!reload) return 'none since start';
@@ -791,6 +854,7 @@ function lastReload(configuration) {
 }
 
 async function renderHub() {
+  const counted = renderCounts().catch((error) => showAlert(describeError(error)));
   const { data } = await api('GET', '/description');
   session.description = data;
   $('hub-title').textContent = `Hub ${data.name}`;
@@ -839,6 +903,7 @@ async function renderHub() {
     ['Attempts', `${delivery.maximumAttempts}, abandoned after ${delivery.abandonAfterSeconds} s`],
     ['Expired channels', delivery.expiredChannelPolicy],
   ]);
+  await counted;
 }
 
 // MARK: Installations
@@ -1051,6 +1116,23 @@ function prepareSend() {
   const target = form.elements.target.value;
   const value = form.elements.targetValue.value.trim();
   const test = form.elements.test.checked;
+  let scheduleTime = null;
+  if (form.elements.later.checked) {
+    if (test) {
+      showAlert('A scheduled send cannot be a test send: uncheck "Test send" or "Schedule".');
+      return null;
+    }
+    const when = form.elements.time.value ? new Date(form.elements.time.value) : null;
+    if (!when || Number.isNaN(when.getTime())) {
+      showAlert('Give the date and time to send at.');
+      return null;
+    }
+    if (when.getTime() <= Date.now()) {
+      showAlert('The time to send at has passed; give a later one, or uncheck "Schedule".');
+      return null;
+    }
+    scheduleTime = when;
+  }
   let headers;
   try {
     headers = parseHeaders(form.elements.headers.value);
@@ -1075,13 +1157,25 @@ function prepareSend() {
     }
     headers['ServiceBusNotification-Tags'] = `$InstallationId:{${value}}`;
   }
-  return { format, target, value, test, headers, body: form.elements.body.value };
+  if (scheduleTime) headers['ServiceBusNotification-ScheduleTime'] = scheduleTime.toISOString();
+  return { format, target, value, test, scheduleTime, headers, body: form.elements.body.value };
 }
 
-/** Installations counted for the confirmation: one page of the listing, so the count stops at this many. */
-const AUDIENCE_PROBE = 100;
-
 let pendingSend = null;
+
+/** Devices a send reaches now, from the hub's counters and tag index: installations and registrations whose channel
+ * has not expired. */
+async function audienceSize(prepared) {
+  const { data } = await api('GET', '/installationcounts', {
+    query: { tags: prepared.target === 'tags' ? prepared.value : undefined },
+  });
+  if (prepared.target === 'tags') return data.tags[0]?.audience ?? 0;
+  return data.installations - data.expired + data.registrations;
+}
+
+function updateWhen() {
+  $('send-when').hidden = !$('send-form').elements.later.checked;
+}
 
 function hideSendConfirm() {
   pendingSend = null;
@@ -1089,8 +1183,9 @@ function hideSendConfirm() {
 }
 
 /**
- * Submitting the form: a send to one installation goes at once; a send to a tag expression or to every device may
- * reach many devices, so it waits for a confirmation that says how many installations the hub lists for it.
+ * Submitting the form: a send to one installation goes at once; so does a send to a tag expression that reaches at
+ * most one device. A send to every device, or to more than one, waits for a confirmation that says how many devices
+ * it reaches.
  */
 async function send(event) {
   event.preventDefault();
@@ -1102,26 +1197,24 @@ async function send(event) {
   const button = $('send-submit');
   button.disabled = true;
   let audience;
+  let count = null;
   try {
-    const { data } = await api('GET', '/installations', {
-      query: { tags: prepared.target === 'tags' ? prepared.value : undefined, top: AUDIENCE_PROBE },
-    });
-    const count = (data.installations ?? []).length;
-    const counted = data.continuationToken ? `More than ${number(count)} installations` :
-      `${number(count)} installation${count === 1 ? '' : 's'}`;
-    audience = `${counted} ${prepared.target === 'tags' ? 'match' : 'are registered'}` +
-      ' (registrations made through the registrations API are not counted; devices on platforms this format' +
-      ' does not reach are skipped).';
+    count = await audienceSize(prepared);
+    audience = `It reaches ${number(count)} device${count === 1 ? '' : 's'} now` +
+      ' (installations and registrations whose channel has not expired; devices on platforms this format does not' +
+      ' reach are skipped).';
   } catch (error) {
     if (error instanceof APIError && error.status === 400) return showAlert(describeError(error));
     audience = `The hub could not count the audience (${describeError(error)}).`;
   } finally {
     button.disabled = false;
   }
-  const what = prepared.test ? 'Test send' : 'Send';
+  if (prepared.target === 'tags' && count !== null && count <= 1) return deliver(prepared);
+  const what = prepared.test ? 'Test send' : prepared.scheduleTime ? 'Schedule' : 'Send';
   const to = prepared.target === 'tags' ? `the devices matching ${prepared.value}` : `every device of hub ${session.hub}`;
+  const when = prepared.scheduleTime ? ` for ${prepared.scheduleTime.toLocaleString()}` : '';
   const limit = prepared.test ? ` A test send delivers to at most ${session.description?.limits?.testSendDevices ?? 10} of them.` : '';
-  $('send-confirm-text').textContent = `${what} this ${prepared.format} notification to ${to}? ${audience}${limit}`;
+  $('send-confirm-text').textContent = `${what} this ${prepared.format} notification${when} to ${to}? ${audience}${limit}`;
   pendingSend = prepared;
   $('send-confirm').hidden = false;
   $('send-confirm-keep').focus();
@@ -1133,13 +1226,14 @@ function confirmSend() {
   if (prepared) deliver(prepared);
 }
 
-async function deliver({ test, headers, body }) {
+async function deliver({ test, scheduleTime, headers, body }) {
   const button = $('send-submit');
   button.disabled = true;
   const result = $('send-result');
   const outcomes = $('send-outcomes');
   try {
-    const response = await api('POST', '/messages', { query: test ? { test: 'true' } : undefined, headers, body });
+    const path = scheduleTime ? '/schedulednotifications' : '/messages';
+    const response = await api('POST', path, { query: test ? { test: 'true' } : undefined, headers, body });
     result.hidden = false;
     if (test) {
       const data = response.data;
@@ -1157,11 +1251,18 @@ async function deliver({ test, headers, body }) {
       )), 5, '');
     } else {
       const id = response.headers.get('TrackingId') ?? (response.headers.get('Location') ?? '').split('/').pop();
-      $('send-result-title').textContent = 'Accepted';
       outcomes.hidden = true;
-      $('send-result-summary').replaceChildren(
-        'Notification ', h('code', {}, id), ' is queued for delivery. ',
-        h('a', { href: `#/notifications/${encodeURIComponent(id)}`, id: 'send-result-link' }, 'Watch its delivery'), '.');
+      const link = h('a', { href: `#/notifications/${encodeURIComponent(id)}`, id: 'send-result-link' }, 'Watch its delivery');
+      if (scheduleTime) {
+        $('send-result-title').textContent = 'Scheduled';
+        const cancel = h('button', { type: 'button', id: 'send-result-cancel', class: 'danger' }, 'Cancel it');
+        cancel.addEventListener('click', () => cancelNotification(id, $('send-result-summary')));
+        $('send-result-summary').replaceChildren(
+          'Notification ', h('code', {}, id), ` is scheduled for ${scheduleTime.toLocaleString()}. `, link, '. ', cancel);
+      } else {
+        $('send-result-title').textContent = 'Accepted';
+        $('send-result-summary').replaceChildren('Notification ', h('code', {}, id), ' is queued for delivery. ', link, '.');
+      }
     }
     result.scrollIntoView({ block: 'nearest' });
   } catch (error) {
@@ -1169,6 +1270,17 @@ async function deliver({ test, headers, body }) {
     showAlert(describeError(error));
   } finally {
     button.disabled = false;
+  }
+}
+
+/** Cancels a notification that has not started; says what happened in `place`. */
+async function cancelNotification(id, place) {
+  showAlert('');
+  try {
+    await api('DELETE', `/schedulednotifications/${encodeURIComponent(id)}`);
+    place.replaceChildren('Notification ', h('code', {}, id), ' is cancelled; nothing was sent.');
+  } catch (error) {
+    showAlert(describeError(error));
   }
 }
 
@@ -1239,6 +1351,10 @@ async function showNotification(id) {
   show('notification');
   notificationView.id = id;
   notificationView.state = null;
+  notificationView.audience = undefined;
+  notificationView.samples = [];
+  $('notification-progress').hidden = true;
+  $('notification-cancel').hidden = true;
   $('notification-title').textContent = `Notification ${id}`;
   const timer = every(1000, async () => {
     const final = await renderNotification();
@@ -1274,11 +1390,48 @@ async function renderNotification() {
   }
   fill($('notification-counts').tBodies[0], rows, 3, data.state === 'Enqueued' ? 'Waiting for a worker.' : 'No deliveries yet.');
   const final = ['Completed', 'Abandoned', 'NoTargetFound', 'Cancelled'].includes(data.state);
+  $('notification-cancel').hidden = !['Scheduled', 'Enqueued'].includes(data.state);
+  await renderProgress(data, delivered + failed, final);
   if (data.state !== notificationView.state || !final) {
     notificationView.state = data.state;
     await loadFeedback(true);
   }
   return final;
+}
+
+/**
+ * Fan-out progress while a notification runs: devices done of its audience (counted once, from the hub's counters
+ * and tag index, when the notification is first seen running), the rate over the last ten seconds of polls, and the
+ * time left at that rate.
+ */
+async function renderProgress(data, done, final) {
+  const view = notificationView;
+  const running = data.state === 'Processing';
+  $('notification-progress').hidden = !running;
+  if (!running) return;
+  if (view.audience === undefined) {
+    view.audience = null;
+    try {
+      const { data: counts } = await api('GET', '/installationcounts', { query: { tags: data.tags ?? undefined } });
+      view.audience = data.tags ? counts.tags[0]?.audience ?? null : counts.installations - counts.expired + counts.registrations;
+    } catch {
+      view.audience = null;
+    }
+  }
+  const now = Date.now();
+  view.samples.push({ time: now, done });
+  while (view.samples.length > 2 && now - view.samples[0].time > 10000) view.samples.shift();
+  const first = view.samples[0];
+  const rate = now > first.time ? ((done - first.done) * 1000) / (now - first.time) : 0;
+  const total = view.audience && view.audience >= done ? view.audience : null;
+  const parts = [total ? `${number(done)} of ${number(total)} devices` : `${number(done)} devices done`];
+  if (rate > 0) parts.push(`${number(Math.round(rate))} per second`);
+  if (total && rate > 0) {
+    const seconds = Math.ceil((total - done) / rate);
+    parts.push(seconds >= 90 ? `about ${Math.ceil(seconds / 60)} min left` : `about ${seconds} s left`);
+  }
+  $('notification-progress-text').textContent = parts.join(' · ');
+  $('notification-progress-bar').style.width = total ? `${Math.min(100, (100 * done) / total).toFixed(1)}%` : '0';
 }
 
 async function loadFeedback(fromStart) {
@@ -1427,6 +1580,12 @@ document.addEventListener('DOMContentLoaded', () => {
   $('send-form').addEventListener('input', hideSendConfirm);
   $('send-form').addEventListener('change', hideSendConfirm);
   $('send-confirm-send').addEventListener('click', confirmSend);
+  $('send-later').addEventListener('change', updateWhen);
+  $('hub-count-form').addEventListener('submit', countAudience);
+  $('notification-cancel').addEventListener('click', async () => {
+    await cancelNotification(notificationView.id, h('p'));
+    await renderNotification().catch((error) => showAlert(describeError(error)));
+  });
   $('send-confirm-keep').addEventListener('click', () => { hideSendConfirm(); $('send-submit').focus(); });
   for (const radio of document.querySelectorAll('#send-form input[name=target]')) radio.addEventListener('change', updateTarget);
   $('notifications-newest').addEventListener('click', () => turnNotificationsPage(0));
