@@ -102,7 +102,7 @@ if options.serveOnly {
 }
 
 let adapter = try APNsAdapter(
-    configuration: APNsAdapterConfiguration(
+    configuration: APNsSettings(
         host: "127.0.0.1", port: port, caCertificatePEM: tls.caCertificatePEM, teamID: teamID, keyID: keyID,
         privateKeyPEM: key.pemRepresentation, topic: topic, connections: options.connections, maximumStreams: options.streams,
         neverIndexSensitiveHeaders: !options.indexed),

@@ -32,7 +32,7 @@ func stringOption(_ name: String, _ fallback: String) -> String {
 }
 
 let devices = option("--devices", 10_000)
-let defaults = WNSConfiguration(packageSID: "ms-app://s-1-15-2-bench", clientSecret: "bench-secret")
+let defaults = WNSSettings(packageSID: "ms-app://s-1-15-2-bench", clientSecret: "bench-secret")
 let connections = option("--connections", defaults.maximumConnections)
 let inFlight = option("--in-flight", defaults.maximumConcurrentRequests)
 let latency = option("--latency-ms", 0)
@@ -48,7 +48,7 @@ let emulator = WNSEmulator(
 try await emulator.start()
 
 let adapter = WNSAdapter(
-    configuration: WNSConfiguration(
+    configuration: WNSSettings(
         packageSID: "ms-app://s-1-15-2-bench", clientSecret: "bench-secret", tokenEndpoint: emulator.tokenEndpoint,
         additionalTrustRoots: [try tls.caCertificate()], allowedChannelHosts: ["127.0.0.1:\(emulator.port)"],
         maximumConnections: connections, maximumConcurrentRequests: inFlight),

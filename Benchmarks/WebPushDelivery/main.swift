@@ -54,7 +54,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     let ports = await emulator.ports()
     let keys = VAPIDKeys.generate()
     let adapter = try WebPushAdapter(
-        configuration: WebPushConfiguration(
+        configuration: WebPushSettings(
             subject: "mailto:bench@example.com", vapidKeys: keys,
             endpointPolicy: try WebPushEndpointPolicy(allowedHosts: ["localhost:\(ports.service)"]),
             caCertificatePEM: tls.caCertificatePEM, maximumConcurrentRequests: concurrency,

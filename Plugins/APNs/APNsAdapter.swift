@@ -22,7 +22,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         telemetryNames: [.apns: "Apns"], serviceBusHeaders: [APNsSendOptions.sdkExpiryHeader])
 
     /// The adapter's settings.
-    public let configuration: APNsAdapterConfiguration
+    public let configuration: APNsSettings
     let providerToken: APNsProviderToken
     let pool: APNsConnectionPool
     private let logger: Logger
@@ -37,18 +37,27 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
     ]
 
     /// Creates an adapter; connections open on first delivery.
-    public init(configuration: APNsAdapterConfiguration, logger: Logger) throws {
+    /// - Throws: ``APNsError`` when the key or the extra CA certificate is unusable.
+    public init(configuration: APNsSettings, logger: Logger) throws(APNsError) {
         self.configuration = configuration
         self.logger = logger
-        self.providerToken = try APNsProviderToken(
-            privateKeyPEM: configuration.privateKeyPEM, teamID: configuration.teamID, keyID: configuration.keyID,
-            refreshInterval: configuration.tokenRefreshInterval, clock: configuration.clock)
-        self.pool = try APNsConnectionPool(
-            settings: .init(
-                host: configuration.host, port: configuration.port, connections: configuration.connections,
-                maximumStreams: configuration.maximumStreams, connectTimeout: configuration.connectTimeout.timeAmount,
-                pingInterval: configuration.pingInterval.timeAmount, pingTimeout: configuration.pingTimeout.timeAmount,
-                caCertificatePEM: configuration.caCertificatePEM))
+        do {
+            self.providerToken = try APNsProviderToken(
+                privateKeyPEM: configuration.privateKeyPEM, teamID: configuration.teamID, keyID: configuration.keyID,
+                refreshInterval: configuration.tokenRefreshInterval, clock: configuration.clock)
+        } catch {
+            throw APNsError(.invalidPrivateKey, "privateKey is not a PKCS#8 PEM P-256 key (an APNs .p8 file)")
+        }
+        do {
+            self.pool = try APNsConnectionPool(
+                settings: .init(
+                    host: configuration.host, port: configuration.port, connections: configuration.connections,
+                    maximumStreams: configuration.maximumStreams, connectTimeout: configuration.connectTimeout.timeAmount,
+                    pingInterval: configuration.pingInterval.timeAmount, pingTimeout: configuration.pingTimeout.timeAmount,
+                    caCertificatePEM: configuration.caCertificatePEM))
+        } catch {
+            throw APNsError(.invalidCACertificate, "caCertificate is not a usable PEM CA certificate")
+        }
         self.authority = configuration.port == 443 ? configuration.host : "\(configuration.host):\(configuration.port)"
         self.topics = Set([configuration.topic] + configuration.additionalTopics)
     }

@@ -1,7 +1,7 @@
 import AdapterKit
 import Foundation
 
-/// Maps APNs answers to the hub's outcomes.
+/// Maps APNs answers to the hub's outcomes; the `reason` is read as an ``APNsReason``.
 ///
 /// | APNs | Outcome |
 /// |---|---|
@@ -31,16 +31,16 @@ public enum APNsOutcomeMapping {
         status: Int, reason: String?, timestamp: Int64? = nil, retryAfter: String? = nil, now: Date = Date()
     ) -> DeliveryResult {
         let wait = parseRetryAfter(retryAfter, now: now)
-        switch (status, reason) {
+        switch (status, reason.map(APNsReason.init(rawValue:))) {
         case (200, _):
             return .success
         case (410, _):
             return DeliveryResult(
                 .expiredChannel, reason: reason ?? "Unregistered",
                 channelExpiredAt: timestamp.flatMap { PlatformNumber.date(unixMilliseconds: Double($0), latest: now) })
-        case (_, "BadDeviceToken"), (_, "MissingDeviceToken"):
+        case (_, .badDeviceToken?), (_, .missingDeviceToken?):
             return DeliveryResult(.badChannel, reason: reason)
-        case (_, "DeviceTokenNotForTopic"):
+        case (_, .deviceTokenNotForTopic?):
             return DeliveryResult(.wrongChannel, reason: reason)
         case (403, _):
             return DeliveryResult(.invalidCredentials, reason: reason ?? "Forbidden")
@@ -48,7 +48,7 @@ public enum APNsOutcomeMapping {
             return DeliveryResult(.invalidNotificationSize, reason: reason ?? "PayloadTooLarge")
         case (429, _):
             return DeliveryResult(.throttled, reason: reason ?? "TooManyRequests", retryAfter: wait)
-        case (400, "IdleTimeout"):
+        case (400, .idleTimeout?):
             return DeliveryResult(.pnsUnreachable, reason: reason)
         case (500..<600, _):
             return DeliveryResult(.pnsUnavailable, reason: reason ?? "Status\(status)", retryAfter: wait)

@@ -233,22 +233,23 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
     static func result(status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer, now: Date = Date()) -> DeliveryResult {
         if status == .ok { return .success }
         let error = FCMErrorResponse(body: body)
-        let code = error.errorCode ?? error.status ?? "HTTP\(status.code)"
+        let reason = FCMReason(rawValue: error.errorCode ?? error.status ?? "HTTP\(status.code)")
+        let code = reason.rawValue
         let retryAfter = RetryAfter.parse(headers.first(name: "retry-after"))
-        switch (status.code, code) {
-        case (_, "UNREGISTERED"), (404, _):
+        switch (status.code, reason) {
+        case (_, .unregistered), (404, _):
             return DeliveryResult(.expiredChannel, reason: code, channelExpiredAt: now)
-        case (_, "SENDER_ID_MISMATCH"):
+        case (_, .senderIDMismatch):
             return DeliveryResult(.wrongChannel, reason: code)
-        case (_, "THIRD_PARTY_AUTH_ERROR"), (401, _), (_, "PERMISSION_DENIED"), (_, "UNAUTHENTICATED"):
+        case (_, .thirdPartyAuthError), (401, _), (_, .permissionDenied), (_, .unauthenticated):
             return DeliveryResult(.invalidCredentials, reason: code)
         // Only 429 and 5xx answers are retried: a body naming a retryable code under another status (a 400 saying
         // UNAVAILABLE) is refused for good, as its status says.
-        case (429, _), (500..., "QUOTA_EXCEEDED"), (500..., "RESOURCE_EXHAUSTED"):
+        case (429, _), (500..., .quotaExceeded), (500..., .resourceExhausted):
             return DeliveryResult(.throttled, reason: code, retryAfter: retryAfter ?? quotaBackoff)
         case (500..., _):
             return DeliveryResult(.pnsUnavailable, reason: code, retryAfter: retryAfter)
-        case (400, _), (_, "INVALID_ARGUMENT"):
+        case (400, _), (_, .invalidArgument):
             if error.fieldViolations.contains(where: { $0 == "message.token" || $0.hasPrefix("message.token") }) {
                 return DeliveryResult(.badChannel, reason: code)
             }

@@ -15,25 +15,12 @@ import Foundation
 ///     connectTimeoutSeconds: 10
 ///     tokenRenewalMarginSeconds: 300                      # renew access tokens this long before they expire
 /// ```
-public struct FCMAdapterFactory: PlatformAdapterFactory {
+public enum FCMAdapterFactory: PlatformAdapterFactory {
+    /// `fcm`.
     public static let type = "fcm"
 
-    /// The FCM adapter's settings: the service account (its JSON, a secret) and the client settings.
-    public struct Settings: Sendable, Equatable {
-        /// The service account's JSON document.
-        public var serviceAccountJSON: String
-        /// The HTTP client settings.
-        public var configuration: FCMAdapter.Configuration
-
-        /// Creates settings.
-        public init(serviceAccountJSON: String, configuration: FCMAdapter.Configuration = FCMAdapter.Configuration()) {
-            self.serviceAccountJSON = serviceAccountJSON
-            self.configuration = configuration
-        }
-    }
-
     /// Reads the settings (the service account's contents included), recording every problem; opens nothing.
-    public static func settings(from configuration: ConfigurationNode) -> Settings? {
+    public static func settings(from configuration: ConfigurationNode) -> FCMSettings? {
         let json = configuration.secret("serviceAccount")
         var settings = FCMAdapter.Configuration()
         settings.endpoint = configuration.string("endpoint", default: settings.endpoint)
@@ -59,11 +46,11 @@ public struct FCMAdapterFactory: PlatformAdapterFactory {
             configuration.child("serviceAccount").report(error.message)
             return nil
         }
-        return Settings(serviceAccountJSON: json, configuration: settings)
+        return FCMSettings(serviceAccountJSON: json, configuration: settings)
     }
 
     /// Makes the adapter (not started; its HTTP client is created on first use).
-    public static func makeAdapter(settings: Settings, context: AdapterContext) throws(HubError) -> any PlatformAdapter {
+    public static func makeAdapter(settings: FCMSettings, context: AdapterContext) throws(HubError) -> any PlatformAdapter {
         let account: FCMServiceAccount
         do {
             account = try FCMServiceAccount(json: settings.serviceAccountJSON)

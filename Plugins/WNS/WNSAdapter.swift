@@ -12,8 +12,8 @@ import Synchronization
 ///
 /// Authentication uses OAuth client credentials (package SID and client secret); the access token is cached until
 /// shortly before it expires and renewed once when WNS answers 401. Requests go over HTTP/1.1 through one
-/// connection pool (``WNSConfiguration/maximumConnections`` per host) with at most
-/// ``WNSConfiguration/maximumConcurrentRequests`` in flight.
+/// connection pool (``WNSSettings/maximumConnections`` per host) with at most
+/// ``WNSSettings/maximumConcurrentRequests`` in flight.
 ///
 /// Without `X-WNS-Type`, the type is inferred from the body: an XML document whose root element is `toast`, `tile`
 /// or `badge` is sent as that type, anything else as `wns/raw`.
@@ -29,7 +29,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         maximumPayloadBytes: WNSPayloadRules.maximumPayloadBytes,
         telemetryNames: [.wns: "Wns"])
 
-    let configuration: WNSConfiguration
+    let configuration: WNSSettings
     let logger: Logger
     private let limiter: AsyncSemaphore
     private let client: LazyHTTPClient
@@ -37,7 +37,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
     private let allowedHosts: Set<String>
 
     /// Creates the adapter; its HTTP client starts on first use and stops when ``run()`` ends or on ``shutdown()``.
-    public init(configuration: WNSConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger) {
+    public init(configuration: WNSSettings, clock: any WallClock = SystemWallClock(), logger: Logger) {
         self.configuration = configuration
         self.logger = logger
         self.limiter = AsyncSemaphore(permits: configuration.maximumConcurrentRequests)
@@ -202,8 +202,8 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
                         .invalidCredentials, reason: Self.reason(headers) ?? "WNS rejected the access token")
                 }
                 return second.result
-            } catch let error as WNSTokenError {
-                return DeliveryResult(error.outcome, reason: error.reason, retryAfter: error.retryAfter)
+            } catch let error as WNSError {
+                return DeliveryResult(error.outcome, reason: error.message, retryAfter: error.retryAfter)
             } catch {
                 return DeliveryResult(.pnsUnreachable, reason: "token request failed")
             }
@@ -225,9 +225,9 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
                 let retryAfter = RetryAfter.parse(headers.first(name: "Retry-After"))
                 switch status {
                 case 200:
-                    switch headers.first(name: "X-WNS-Status")?.lowercased() {
-                    case "dropped": return DeliveryResult(.dropped, reason: reason)
-                    case "channelthrottled": return DeliveryResult(.channelThrottled, reason: reason)
+                    switch headers.first(name: "X-WNS-Status").map(WNSReason.init(rawValue:)) {
+                    case .dropped?: return DeliveryResult(.dropped, reason: reason)
+                    case .channelThrottled?: return DeliveryResult(.channelThrottled, reason: reason)
                     default: return .success
                     }
                 case 400: return DeliveryResult(.invalidNotificationFormat, reason: reason ?? "HTTP 400")
@@ -309,7 +309,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
     }
 
     /// Requests a token with the client-credentials grant.
-    static func requestToken(client: HTTPClient, configuration: WNSConfiguration) async throws -> WNSAccessToken {
+    static func requestToken(client: HTTPClient, configuration: WNSSettings) async throws -> WNSAccessToken {
         var request = HTTPClientRequest(url: configuration.tokenEndpoint)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
@@ -325,7 +325,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         do {
             response = try await client.execute(request, deadline: .now() + configuration.requestTimeout.timeAmount)
         } catch {
-            throw WNSTokenError(outcome: .pnsUnreachable, reason: "token endpoint: \(describe(error))")
+            throw WNSError(.tokenEndpointUnreachable, "token endpoint: \(describe(error))")
         }
         // The status decides; an answer too large or cut short is read as far as it goes.
         body = await response.body.prefix(upTo: 64 * 1024)
@@ -334,14 +334,13 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
             let detail = try? JSONDecoder().decode(TokenErrorResponse.self, from: Data(body.readableBytesView))
             let reason = "token endpoint answered \(status)" + (detail?.error.map { ": \($0.prefix(60))" } ?? "")
             let retryAfter = RetryAfter.parse(response.headers.first(name: "Retry-After"))
-            throw WNSTokenError(
-                outcome: status >= 500 || status == 429 ? .pnsUnavailable : .invalidCredentials, reason: reason,
-                retryAfter: retryAfter)
+            throw WNSError(
+                status >= 500 || status == 429 ? .tokenEndpointUnavailable : .tokenRejected, reason, retryAfter: retryAfter)
         }
         guard let token = try? JSONDecoder().decode(TokenResponse.self, from: Data(body.readableBytesView)),
             !token.accessToken.isEmpty
         else {
-            throw WNSTokenError(outcome: .pnsUnavailable, reason: "the token endpoint's answer has no access_token")
+            throw WNSError(.tokenEndpointUnavailable, "the token endpoint's answer has no access_token")
         }
         return WNSAccessToken(value: token.accessToken, lifetime: token.lifetime)
     }

@@ -16,15 +16,15 @@ import NIOSSL
 ///     maximumConcurrentRequests: 1000
 ///     requestTimeoutSeconds: 30
 /// ```
-public struct WNSAdapterFactory: PlatformAdapterFactory {
+public enum WNSAdapterFactory: PlatformAdapterFactory {
     /// `wns`.
     public static let type = "wns"
 
     /// Reads the settings, recording every problem; opens nothing.
-    public static func settings(from configuration: ConfigurationNode) -> WNSConfiguration? {
+    public static func settings(from configuration: ConfigurationNode) -> WNSSettings? {
         let packageSID = configuration.string("packageSid", required: true)
         let clientSecret = configuration.secret("clientSecret")
-        let tokenEndpoint = configuration.string("tokenEndpoint", default: WNSConfiguration.defaultTokenEndpoint)
+        let tokenEndpoint = configuration.string("tokenEndpoint", default: WNSSettings.defaultTokenEndpoint)
         if let url = URL(string: tokenEndpoint), ["https", "http"].contains(url.scheme?.lowercased() ?? ""), url.host != nil {
         } else {
             configuration.child("tokenEndpoint").report("tokenEndpoint must be an https URL")
@@ -38,7 +38,7 @@ public struct WNSAdapterFactory: PlatformAdapterFactory {
         let maximumConcurrentRequests = configuration.integer("maximumConcurrentRequests", default: 1000, in: 1...100_000)
         let timeout = configuration.seconds("requestTimeoutSeconds", default: 30, in: 0.1...600)
         guard let packageSID, let clientSecret else { return nil }
-        return WNSConfiguration(
+        return WNSSettings(
             packageSID: packageSID, clientSecret: clientSecret, tokenEndpoint: tokenEndpoint,
             additionalTrustRoots: trustRoots, allowedChannelHosts: allowedHosts,
             maximumConnections: maximumConnections, maximumConcurrentRequests: maximumConcurrentRequests,
@@ -46,14 +46,14 @@ public struct WNSAdapterFactory: PlatformAdapterFactory {
     }
 
     /// Makes the adapter (not started).
-    public static func makeAdapter(settings: WNSConfiguration, context: AdapterContext) throws(HubError) -> any PlatformAdapter {
+    public static func makeAdapter(settings: WNSSettings, context: AdapterContext) throws(HubError) -> any PlatformAdapter {
         WNSAdapter(configuration: settings, logger: context.logger)
     }
 }
 
-extension WNSConfiguration: Equatable {
+extension WNSSettings: Equatable {
     /// Equal when every setting is (trust roots compared by certificate).
-    public static func == (lhs: WNSConfiguration, rhs: WNSConfiguration) -> Bool {
+    public static func == (lhs: WNSSettings, rhs: WNSSettings) -> Bool {
         lhs.packageSID == rhs.packageSID && lhs.clientSecret == rhs.clientSecret && lhs.tokenEndpoint == rhs.tokenEndpoint
             && lhs.additionalTrustRoots == rhs.additionalTrustRoots && lhs.allowedChannelHosts == rhs.allowedChannelHosts
             && lhs.maximumConnections == rhs.maximumConnections

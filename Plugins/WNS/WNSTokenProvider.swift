@@ -8,15 +8,3 @@ struct WNSAccessToken: Sendable {
     /// How long the token is valid for, from `expires_in` (clamped to sane bounds).
     var lifetime: Duration
 }
-
-/// Why a token could not be obtained, with the outcome every waiting delivery ends with.
-struct WNSTokenError: Error, CustomStringConvertible {
-    /// The delivery outcome: `InvalidCredentials`, `PnsUnavailable` or `PnsUnreachable`.
-    var outcome: Outcome
-    /// A reason without secrets.
-    var reason: String
-    /// `Retry-After` from the token endpoint, if any.
-    var retryAfter: Duration?
-
-    var description: String { "\(outcome): \(reason)" }
-}

@@ -12,17 +12,18 @@ import ServiceLifecycle
 /// Installations have platform `browser` and a ``WebPushSubscription`` as their pushChannel; the endpoint is
 /// checked against ``WebPushEndpointPolicy`` at registration and again before every request, so the hub never posts
 /// anywhere but an allowed push service. A send may set `TTL`, `Urgency` and `Topic`; `TTL` is always sent (from
-/// the header, the notification's expiry, or ``WebPushConfiguration/timeToLiveSeconds``). One VAPID token is signed
+/// the header, the notification's expiry, or ``WebPushSettings/timeToLiveSeconds``). One VAPID token is signed
 /// per push service origin and reused until it nears its end. Answers map to outcomes as ``WebPushOutcomeMapping``
 /// documents.
 public final class WebPushAdapter: PlatformAdapter, Sendable {
+    /// The `browser` platform and format.
     /// The `browser` platform and format.
     public let descriptor = PlatformDescriptor(
         platforms: [.browser], formats: [.browser: [.browser]], templateFormats: [.browser: .browser],
         maximumPayloadBytes: WebPushEncryption.maximumPayloadBytes, telemetryNames: [.browser: "Browser"])
 
     /// The adapter's settings.
-    public let configuration: WebPushConfiguration
+    public let configuration: WebPushSettings
     private let http: LazyHTTPClient
     private let limiter: AsyncSemaphore
     private let tokens: TokenCache<String, String>
@@ -30,7 +31,7 @@ public final class WebPushAdapter: PlatformAdapter, Sendable {
     private let logger: Logger
 
     /// Creates the adapter; its HTTP client starts on first use. Throws when the CA certificate is not PEM.
-    public init(configuration: WebPushConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger) throws(HubError) {
+    public init(configuration: WebPushSettings, clock: any WallClock = SystemWallClock(), logger: Logger) throws(HubError) {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger

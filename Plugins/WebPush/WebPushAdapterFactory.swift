@@ -25,7 +25,7 @@ public enum WebPushAdapterFactory: PlatformAdapterFactory {
     public static let type = "webpush"
 
     /// Reads the settings, recording every problem; opens nothing.
-    public static func settings(from node: ConfigurationNode) -> WebPushConfiguration? {
+    public static func settings(from node: ConfigurationNode) -> WebPushSettings? {
         let problemsBefore = node.problems.count
         let subject = node.string("subject", required: true)
         if let subject {
@@ -65,7 +65,7 @@ public enum WebPushAdapterFactory: PlatformAdapterFactory {
         let connectTimeout = node.seconds("connectTimeoutSeconds", default: 10, in: 0.1...120)
         let tokenLifetime = node.integer("tokenLifetimeSeconds", default: 43_200, in: 600...86_400)
         guard let subject, let keys, let policy, node.problems.count == problemsBefore else { return nil }
-        return WebPushConfiguration(
+        return WebPushSettings(
             subject: subject, vapidKeys: keys, endpointPolicy: policy, timeToLiveSeconds: ttl,
             caCertificatePEM: caPEM, maximumConcurrentRequests: concurrency,
             maximumConnectionsPerHost: connections, requestTimeout: .milliseconds(Int64(requestTimeout * 1000)),
@@ -73,14 +73,14 @@ public enum WebPushAdapterFactory: PlatformAdapterFactory {
     }
 
     /// Makes the adapter (not started; its HTTP client is created on first use).
-    public static func makeAdapter(settings: WebPushConfiguration, context: AdapterContext) throws(HubError) -> any PlatformAdapter {
+    public static func makeAdapter(settings: WebPushSettings, context: AdapterContext) throws(HubError) -> any PlatformAdapter {
         try WebPushAdapter(configuration: settings, logger: context.logger)
     }
 }
 
-extension WebPushConfiguration: Equatable {
+extension WebPushSettings: Equatable {
     /// Equal when every setting is.
-    public static func == (lhs: WebPushConfiguration, rhs: WebPushConfiguration) -> Bool {
+    public static func == (lhs: WebPushSettings, rhs: WebPushSettings) -> Bool {
         lhs.subject == rhs.subject && lhs.vapidKeys == rhs.vapidKeys && lhs.endpointPolicy == rhs.endpointPolicy
             && lhs.timeToLiveSeconds == rhs.timeToLiveSeconds && lhs.caCertificatePEM == rhs.caCertificatePEM
             && lhs.maximumConcurrentRequests == rhs.maximumConcurrentRequests

@@ -18,26 +18,25 @@ import Foundation
 public enum WebPushOutcomeMapping {
     /// The result of one answer.
     public static func result(status: Int, retryAfter: String? = nil, now: Date = Date()) -> DeliveryResult {
-        switch status {
-        case 200, 201, 202:
-            return .success
-        case 404, 410:
-            return DeliveryResult(
-                .expiredChannel, reason: status == 410 ? "SubscriptionGone" : "SubscriptionNotFound", channelExpiredAt: now)
-        case 413:
-            return DeliveryResult(.invalidNotificationSize, reason: "PayloadTooLarge")
-        case 429:
-            return DeliveryResult(.throttled, reason: "TooManyRequests", retryAfter: RetryAfter.parse(retryAfter, now: now))
-        case 400:
-            return DeliveryResult(.invalidNotificationFormat, reason: "BadRequest")
-        case 401:
-            return DeliveryResult(.invalidCredentials, reason: "VAPIDRejected")
-        case 403:
-            return DeliveryResult(.wrongChannel, reason: "VAPIDKeyMismatch")
-        case 500..<600:
-            return DeliveryResult(.pnsUnavailable, reason: "Status\(status)", retryAfter: RetryAfter.parse(retryAfter, now: now))
+        if (200...202).contains(status) { return .success }
+        let reason = WebPushReason(status: status)
+        switch (status, reason) {
+        case (_, .subscriptionNotFound), (_, .subscriptionGone):
+            return DeliveryResult(.expiredChannel, reason: reason.rawValue, channelExpiredAt: now)
+        case (_, .payloadTooLarge):
+            return DeliveryResult(.invalidNotificationSize, reason: reason.rawValue)
+        case (_, .tooManyRequests):
+            return DeliveryResult(.throttled, reason: reason.rawValue, retryAfter: RetryAfter.parse(retryAfter, now: now))
+        case (_, .badRequest):
+            return DeliveryResult(.invalidNotificationFormat, reason: reason.rawValue)
+        case (_, .vapidRejected):
+            return DeliveryResult(.invalidCredentials, reason: reason.rawValue)
+        case (_, .vapidKeyMismatch):
+            return DeliveryResult(.wrongChannel, reason: reason.rawValue)
+        case (500..<600, _):
+            return DeliveryResult(.pnsUnavailable, reason: reason.rawValue, retryAfter: RetryAfter.parse(retryAfter, now: now))
         default:
-            return DeliveryResult(.unknownError, reason: "Status\(status)")
+            return DeliveryResult(.unknownError, reason: reason.rawValue)
         }
     }
 }

@@ -63,10 +63,10 @@ import Testing
     }
 
     @Test func endpointsAndProblems() throws {
-        #expect(APNsAdapterConfiguration.endpoint("production")! == ("api.push.apple.com", 443))
-        #expect(APNsAdapterConfiguration.endpoint("sandbox")! == ("api.sandbox.push.apple.com", 443))
-        #expect(APNsAdapterConfiguration.endpoint("https://localhost:9999")! == ("localhost", 9999))
-        #expect(APNsAdapterConfiguration.endpoint("http://localhost") == nil)
+        #expect(APNsSettings.endpoint("production")! == ("api.push.apple.com", 443))
+        #expect(APNsSettings.endpoint("sandbox")! == ("api.sandbox.push.apple.com", 443))
+        #expect(APNsSettings.endpoint("https://localhost:9999")! == ("localhost", 9999))
+        #expect(APNsSettings.endpoint("http://localhost") == nil)
 
         let root = ConfigurationNode.parse(
             yaml: """

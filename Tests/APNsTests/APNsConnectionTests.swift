@@ -149,7 +149,7 @@ import Testing
     @Test func unreachableEndpointsAreRetryableOutcomes() async throws {
         let logger = Logger(label: "apns-test")
         let adapter = try APNsAdapter(
-            configuration: APNsAdapterConfiguration(
+            configuration: APNsSettings(
                 host: "127.0.0.1", port: 1, caCertificatePEM: APNsHarness.tls.caCertificatePEM, teamID: APNsHarness.teamID,
                 keyID: APNsHarness.keyID, privateKeyPEM: APNsHarness.signingKey.pemRepresentation, topic: APNsHarness.topic),
             logger: logger)

@@ -59,7 +59,7 @@ struct APNsHarness {
             tls: tls, logger: logger)
         let port = try await emulator.start()
         let adapter = try APNsAdapter(
-            configuration: APNsAdapterConfiguration(
+            configuration: APNsSettings(
                 host: "127.0.0.1", port: port, caCertificatePEM: tls.caCertificatePEM, teamID: adapterTeamID, keyID: keyID,
                 privateKeyPEM: signingKey.pemRepresentation, topic: topic, additionalTopics: additionalTopics,
                 connections: connections, requestTimeout: .seconds(20), pingInterval: pingInterval,

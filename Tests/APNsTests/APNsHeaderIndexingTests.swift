@@ -12,7 +12,7 @@ import Testing
 /// How request headers enter the connection's HPACK table.
 @Suite struct APNsHeaderIndexingTests {
     func adapter(neverIndexSensitiveHeaders: Bool) throws -> APNsAdapter {
-        var configuration = APNsAdapterConfiguration(
+        var configuration = APNsSettings(
             host: "127.0.0.1", port: 1, caCertificatePEM: APNsHarness.tls.caCertificatePEM, teamID: APNsHarness.teamID,
             keyID: APNsHarness.keyID, privateKeyPEM: APNsHarness.signingKey.pemRepresentation, topic: APNsHarness.topic)
         configuration.neverIndexSensitiveHeaders = neverIndexSensitiveHeaders

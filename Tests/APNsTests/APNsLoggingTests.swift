@@ -16,7 +16,7 @@ import Testing
         let logger = handler.logger("capture")
         let device = APNsHarness.deviceToken(42)
         let unreachable = try APNsAdapter(
-            configuration: APNsAdapterConfiguration(
+            configuration: APNsSettings(
                 host: "127.0.0.1", port: 1, caCertificatePEM: APNsHarness.tls.caCertificatePEM, teamID: APNsHarness.teamID,
                 keyID: APNsHarness.keyID, privateKeyPEM: APNsHarness.signingKey.pemRepresentation, topic: APNsHarness.topic),
             logger: logger)
@@ -28,7 +28,7 @@ import Testing
 
         try await APNsHarness.with(tokenMaximumAge: 1) { hub in
             let adapter = try APNsAdapter(
-                configuration: APNsAdapterConfiguration(
+                configuration: APNsSettings(
                     host: "127.0.0.1", port: hub.emulator.port!, caCertificatePEM: APNsHarness.tls.caCertificatePEM,
                     teamID: APNsHarness.teamID, keyID: APNsHarness.keyID, privateKeyPEM: APNsHarness.signingKey.pemRepresentation,
                     topic: APNsHarness.topic),

@@ -142,12 +142,12 @@ import WNS
     static func withRealAdapters(_ body: @Sendable (APITestHarness) async throws -> Void) async throws {
         let logger = APITestHarness.quietLogger
         let apns = try APNsAdapter(
-            configuration: APNsAdapterConfiguration(
+            configuration: APNsSettings(
                 host: "127.0.0.1", port: 9, teamID: "TEAM123456", keyID: "KEY1234567",
                 privateKeyPEM: P256.Signing.PrivateKey().pemRepresentation, topic: "com.example.app"),
             logger: logger)
         let wns = WNSAdapter(
-            configuration: WNSConfiguration(
+            configuration: WNSSettings(
                 packageSID: "ms-app://s-1-15-2-x", clientSecret: "s", tokenEndpoint: "https://127.0.0.1:9/accesstoken.srf"),
             logger: logger)
         let settings = HubSettings(

@@ -70,7 +70,7 @@ import WNS
     @Test func noTokenAnswerCrashesTheAdapterOrMakesARefusalRetryable() async throws {
         try await WNSHarness.with { hub in
             hub.emulator.createChannel(id: "c")
-            let configuration = WNSConfiguration(
+            let configuration = WNSSettings(
                 packageSID: WNSHarness.packageSID, clientSecret: WNSHarness.clientSecret,
                 tokenEndpoint: hub.emulator.tokenEndpoint, additionalTrustRoots: [try WNSHarness.tls.caCertificate()],
                 allowedChannelHosts: ["127.0.0.1:\(hub.emulator.port)"], maximumConnections: 4,

@@ -20,7 +20,7 @@ import WNS
         let uri = emulator.createChannel(id: channel)
         func adapter(secret: String) throws -> WNSAdapter {
             WNSAdapter(
-                configuration: WNSConfiguration(
+                configuration: WNSSettings(
                     packageSID: WNSHarness.packageSID, clientSecret: secret, tokenEndpoint: emulator.tokenEndpoint,
                     additionalTrustRoots: [try WNSHarness.tls.caCertificate()],
                     allowedChannelHosts: ["127.0.0.1:\(emulator.port)"]),

@@ -26,14 +26,14 @@ struct WNSHarness {
         delivery: DeliveryConfiguration = fast,
         clock: any WallClock = SystemWallClock(),
         emulatorSettings: (inout WNSEmulator.Settings) -> Void = { _ in },
-        adapterSettings: (inout WNSConfiguration) -> Void = { _ in },
+        adapterSettings: (inout WNSSettings) -> Void = { _ in },
         _ body: (WNSHarness) async throws -> T
     ) async throws -> T {
         var settings = WNSEmulator.Settings(packageSID: packageSID, clientSecret: clientSecret)
         emulatorSettings(&settings)
         let emulator = WNSEmulator(settings: settings, tls: tls, logger: Logger(label: "wns-emulator"))
         try await emulator.start()
-        var configuration = WNSConfiguration(
+        var configuration = WNSSettings(
             packageSID: packageSID, clientSecret: clientSecret, tokenEndpoint: emulator.tokenEndpoint,
             additionalTrustRoots: [try tls.caCertificate()], allowedChannelHosts: ["127.0.0.1:\(emulator.port)"],
             maximumConnections: 8, maximumConcurrentRequests: 64, requestTimeout: .seconds(10))

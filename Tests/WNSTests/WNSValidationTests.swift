@@ -8,7 +8,7 @@ import WNS
 
 @Suite struct WNSValidationTests {
     static let adapter = WNSAdapter(
-        configuration: WNSConfiguration(
+        configuration: WNSSettings(
             packageSID: "ms-app://s-1-15-2-x", clientSecret: "s", allowedChannelHosts: ["127.0.0.1:4445", "wns.local"]),
         logger: Logger(label: "test"))
 

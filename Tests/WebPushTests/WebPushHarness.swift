@@ -30,8 +30,8 @@ struct WebPushHarness: Sendable {
     }
 
     /// Settings for an adapter against the emulator on `port`.
-    static func configuration(port: Int, keys: VAPIDKeys = keys) throws -> WebPushConfiguration {
-        WebPushConfiguration(
+    static func configuration(port: Int, keys: VAPIDKeys = keys) throws -> WebPushSettings {
+        WebPushSettings(
             subject: subject, vapidKeys: keys,
             endpointPolicy: try WebPushEndpointPolicy(allowedHosts: ["localhost:\(port)"]),
             caCertificatePEM: tls.caCertificatePEM, maximumConcurrentRequests: 32, maximumConnectionsPerHost: 4,
@@ -41,7 +41,7 @@ struct WebPushHarness: Sendable {
     /// Makes another adapter against the same emulator (the caller shuts it down).
     func makeAdapter(
         clock: any WallClock = SystemWallClock(), logger: Logger = WebPushHarness.logger,
-        _ change: (inout WebPushConfiguration) -> Void = { _ in }
+        _ change: (inout WebPushSettings) -> Void = { _ in }
     ) throws -> WebPushAdapter {
         var configuration = try Self.configuration(port: ports.service)
         change(&configuration)

@@ -17,7 +17,7 @@ import WebPush
 
     static func adapter(hosts: [String] = WebPushEndpointPolicy.defaultAllowedHosts) throws -> WebPushAdapter {
         try WebPushAdapter(
-            configuration: WebPushConfiguration(
+            configuration: WebPushSettings(
                 subject: "mailto:ops@example.com", vapidKeys: keys, endpointPolicy: try WebPushEndpointPolicy(allowedHosts: hosts)),
             logger: Logger(label: "test"))
     }

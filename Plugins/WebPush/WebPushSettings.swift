@@ -1,7 +1,7 @@
 import AdapterKit
 
 /// The Web Push adapter's settings (`adapters: - type: webpush` in `hub.yaml`).
-public struct WebPushConfiguration: Sendable {
+public struct WebPushSettings: Sendable {
     /// The VAPID `sub`: a `mailto:` or `https:` contact for push service operators.
     public var subject: String
     /// The VAPID key pair.

@@ -2,7 +2,7 @@ import Foundation
 import NIOSSL
 
 /// The WNS adapter's settings (`adapters: - type: wns` in `hub.yaml`).
-public struct WNSConfiguration: Sendable {
+public struct WNSSettings: Sendable {
     /// WNS's token endpoint.
     public static let defaultTokenEndpoint = "https://login.live.com/accesstoken.srf"
 
@@ -28,7 +28,7 @@ public struct WNSConfiguration: Sendable {
     public init(
         packageSID: String,
         clientSecret: String,
-        tokenEndpoint: String = WNSConfiguration.defaultTokenEndpoint,
+        tokenEndpoint: String = WNSSettings.defaultTokenEndpoint,
         additionalTrustRoots: [NIOSSLCertificate] = [],
         allowedChannelHosts: [String] = [],
         maximumConnections: Int = 1000,

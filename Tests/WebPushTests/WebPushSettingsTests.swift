@@ -8,7 +8,7 @@ import WebPush
 
 /// `hub.yaml`'s `type: webpush` section: every key read, every problem reported with its position, the private key
 /// never repeated.
-@Suite struct WebPushConfigurationTests {
+@Suite struct WebPushSettingsTests {
     static let keys = VAPIDKeys.generate()
 
     static func make(_ yaml: String, environment: [String: String] = [:], file: String = "hub.yaml") -> (
