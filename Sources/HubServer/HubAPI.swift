@@ -141,6 +141,7 @@ public struct HubAPI: Sendable {
         hub.addRoutes(JobsController(api: self).routes)
         hub.addRoutes(WebhookEventsController(api: self).routes)
         hub.addRoutes(InstallationCountsController(api: self).routes)
+        hub.addRoutes(ReceiptsController(api: self).routes)
         if console { ConsoleController<HubRequestContext>().addRoutes(to: router) }
         return router
     }

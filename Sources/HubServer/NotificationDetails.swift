@@ -22,6 +22,9 @@ struct NotificationDetails: Encodable {
     var reason: String?
     /// The tag expression a tag send went to.
     var tags: String?
+    /// Receipts devices reported, per platform and kind (`delivered`, `opened`, `dismissed`), beside the platforms'
+    /// outcomes (JSON only).
+    var receiptCounts: [String: [String: Int]]?
 
     init(record: NotificationRecord, location: String, targetPlatforms: [Platform]) {
         notificationId = record.notification.id

@@ -171,6 +171,12 @@ components:
               properties:
                 name: {type: string}
                 count: {type: integer}
+        receiptCounts:
+          type: object
+          description: "Receipts devices reported (POST /{hub}/receipts), per platform: {delivered, opened, dismissed} counts. JSON only."
+          additionalProperties:
+            type: object
+            additionalProperties: {type: integer}
     RecentNotificationList:
       type: object
       properties:
@@ -499,6 +505,37 @@ paths:
                         current: {type: boolean, description: Whether this is the node that answered.}
         "401": {$ref: "#/components/responses/Error"}
         "403": {$ref: "#/components/responses/Error"}
+  /{hub}/receipts:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+    post:
+      summary: "A device reports a notification `delivered`, `opened` or `dismissed` on one of its installations (the Listen key, or the device user's bearer token for the user's own installations). Idempotent per notification, installation and kind; 30 a minute per installation (10 at once) and 2,000 a second per hub. An unknown notification, one not sent to the installation and an installation the caller does not reach get the same 404 ReceiptRefused."
+      security: [{sas: []}, {bearer: []}]
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [notificationId, installationId, kind]
+              properties:
+                notificationId: {type: string}
+                installationId: {type: string}
+                kind: {type: string, enum: [delivered, opened, dismissed]}
+      responses:
+        "201":
+          description: The receipt was recorded.
+          content:
+            application/json: {schema: {type: object, properties: {recorded: {type: boolean}}}}
+        "200":
+          description: The device reported this kind before; nothing changed.
+          content:
+            application/json: {schema: {type: object, properties: {recorded: {type: boolean}}}}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+        "429": {$ref: "#/components/responses/Error"}
   /{hub}/installationcounts:
     parameters:
       - $ref: "#/components/parameters/hub"
@@ -715,7 +752,9 @@ paths:
       - $ref: "#/components/parameters/hub"
       - {name: secureId, in: path, required: true, schema: {type: string}}
     get:
-      summary: "Fetch a secure payload with the app's bearer JWT; 404 unless the token's user is in the audience."
+      summary: "Fetch a secure payload with the app's bearer JWT; 404 unless the token's user is in the audience. With `installationId` (an installation of the token's user) the fetch is that device's `delivered` receipt for the notifications that pushed the id."
+      parameters:
+        - {name: installationId, in: query, schema: {type: string}}
       security: [{bearer: []}]
       responses:
         "200":

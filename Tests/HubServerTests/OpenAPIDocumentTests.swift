@@ -25,7 +25,7 @@ import Yams
         "POST /{hub}/registrationIDs", "POST /{hub}/registrationids", "POST /{hub}/registrations",
         "GET /{hub}/registrations", "PUT /{hub}/registrations/{registrationId}",
         "GET /{hub}/registrations/{registrationId}", "DELETE /{hub}/registrations/{registrationId}",
-        "GET /{hub}/securenotifications/{secureId}",
+        "GET /{hub}/securenotifications/{secureId}", "POST /{hub}/receipts",
     ]
 
     @Test func routesThatAcceptADeviceUsersTokenDeclareBearerAuth() throws {

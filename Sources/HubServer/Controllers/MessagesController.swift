@@ -78,10 +78,15 @@ struct MessagesController {
         guard let record = try await hub.sends.record(id: id) else {
             throw APIError(.notFound, code: "NotificationNotFound", message: "notification '\(id)' does not exist")
         }
-        let details = NotificationDetails(
+        var details = NotificationDetails(
             record: record, location: "\(api.origin(of: request))/\(hub.name)/messages/\(id)",
             targetPlatforms: context.configuration.adapters.platforms(for: record.notification.format))
         if ResponseFormat(request) == .xml { return HubAPI.xml(details.xml(adapters: context.configuration.adapters), status: .ok) }
+        if let receipts = hub.receipts {
+            details.receiptCounts = try await receipts.counts(notificationID: id).mapValues { kinds in
+                Dictionary(uniqueKeysWithValues: kinds.map { ($0.key.rawValue, $0.value) })
+            }
+        }
         return try api.json(details)
     }
 

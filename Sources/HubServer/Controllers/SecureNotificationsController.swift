@@ -88,9 +88,18 @@ struct SecureNotificationsController {
         let hub = context.hub
         let id = try APIPath.decode(context.parameters.require("secureId"))
         guard Identifier.isValid(id, as: .secureNotificationID),
-            let (payload, createdAt) = try await hub.securePush.readSecureNotification(id: id, user: user)
+            let (payload, createdAt, notificationIDs) = try await hub.securePush.readSecureNotificationAndSenders(
+                id: id, user: user)
         else {
             throw Self.notFound
+        }
+        // A fetch is the device's receipt: `delivered` for each notification that pushed the id to its installation.
+        if let installationID = request.uri.queryParameters.get("installationId"), !installationID.isEmpty {
+            for notificationID in notificationIDs {
+                _ = try? await hub.recordReceipt(
+                    ReceiptReport(notificationID: notificationID, installationID: installationID, kind: .delivered),
+                    as: .user(user))
+            }
         }
         // The payload's own bytes, between fields the encoder writes.
         let encoder = JSONEncoder()

@@ -17,12 +17,15 @@ public struct StoredSecureNotification: Sendable, Hashable {
     public var readOnce: Bool
     /// When it was first read.
     public var readAt: Date?
+    /// The notifications that pushed its id (set once they are accepted).
+    public var notificationIDs: [String]
 
     /// Creates a record.
     public init(
         id: String, audience: String, sealedPayload: Data, createdAt: Date, expiresAt: Date, readOnce: Bool,
-        readAt: Date? = nil
+        readAt: Date? = nil, notificationIDs: [String] = []
     ) {
+        self.notificationIDs = notificationIDs
         self.id = id
         self.audience = audience
         self.sealedPayload = sealedPayload
@@ -48,6 +51,13 @@ public protocol SecureNotificationStore: Sendable {
     /// Deletes every secure notification that expired before `now`; returns how many.
     @discardableResult
     func purge(expiredBefore now: Date) async throws -> Int
+
+    /// Records the notifications that pushed a secure notification's id.
+    func setNotificationIDs(_ notificationIDs: [String], of id: String) async throws
+}
+
+extension SecureNotificationStore {
+    public func setNotificationIDs(_ notificationIDs: [String], of id: String) async throws {}
 }
 
 /// Seals and opens secure payloads with the hub's AES-256-GCM key; the notification id is authenticated with the

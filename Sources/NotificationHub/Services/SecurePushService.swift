@@ -65,6 +65,7 @@ public struct SecurePushService: Sendable {
                 format: announcement.format, body: announcement.body, headers: headers, audience: .tags(audience), createdAt: now)
             notificationIDs.append(try await sends.enqueue(notification))
         }
+        try await core.secureNotificationStore.setNotificationIDs(notificationIDs, of: id)
         return SecureSend(id: id, notificationIDs: notificationIDs, expiresAt: expiresAt)
     }
 
@@ -72,6 +73,13 @@ public struct SecurePushService: Sendable {
     /// notification). `nil` for a notification that does not exist, expired, was already read once, or whose
     /// audience does not include the user: callers must not tell these apart.
     public func readSecureNotification(id: String, user: String) async throws -> (payload: Data, createdAt: Date)? {
+        try await readSecureNotificationAndSenders(id: id, user: user).map { ($0.payload, $0.createdAt) }
+    }
+
+    /// As ``readSecureNotification(id:user:)``, with the ids of the notifications that pushed it.
+    public func readSecureNotificationAndSenders(
+        id: String, user: String
+    ) async throws -> (payload: Data, createdAt: Date, notificationIDs: [String])? {
         let settings = try securePushSettings(of: core.configuration)
         let now = core.clock.now()
         let store = core.secureNotificationStore
@@ -80,7 +88,10 @@ public struct SecurePushService: Sendable {
             parsing: stored.audience, limits: .init(maximumTagsOrOnly: .max, maximumTags: .max, maximumDepth: 1024))
         guard audience.matches(try await installations.tags(ofUser: user)) else { return nil }
         guard try await store.markRead(id: id, readOnce: stored.readOnce, now: now) else { return nil }
-        return (try SecurePayloadSealer(key: settings.encryptionKey).open(stored.sealedPayload, id: id), stored.createdAt)
+        return (
+            try SecurePayloadSealer(key: settings.encryptionKey).open(stored.sealedPayload, id: id), stored.createdAt,
+            stored.notificationIDs
+        )
     }
 
 

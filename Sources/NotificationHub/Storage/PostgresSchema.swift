@@ -374,5 +374,21 @@ extension PostgresHubDatabase {
                 ON installations FOR EACH ROW EXECUTE FUNCTION hub_installation_count_delta()
                 """,
             ]),
+        .init(
+            version: 15,
+            statements: [
+                // Receipts (SQLite's migration 14).
+                """
+                CREATE TABLE notification_receipts (
+                    notification_id TEXT NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
+                    installation_id TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    platform TEXT NOT NULL,
+                    time DOUBLE PRECISION NOT NULL,
+                    PRIMARY KEY (notification_id, installation_id, kind)
+                )
+                """,
+                "ALTER TABLE secure_notifications ADD COLUMN notification_ids TEXT",
+            ]),
     ]
 }

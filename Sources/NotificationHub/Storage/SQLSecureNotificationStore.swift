@@ -30,7 +30,7 @@ public final class SQLSecureNotificationStore: SecureNotificationStore {
     public func secureNotification(id: String, now: Date) async throws -> StoredSecureNotification? {
         let rows = try await database.read(
             """
-            SELECT id, audience, sealed_payload, created_time, expires_time, read_once, read_time
+            SELECT id, audience, sealed_payload, created_time, expires_time, read_once, read_time, notification_ids
             FROM secure_notifications WHERE id = ? AND expires_time > ?
             """, [.text(id), .float(now.timeIntervalSince1970)])
         guard let row = rows.first, let id = row.string("id"), let audience = row.string("audience"),
@@ -41,7 +41,16 @@ public final class SQLSecureNotificationStore: SecureNotificationStore {
             createdAt: Date(timeIntervalSince1970: row.double("created_time") ?? 0),
             expiresAt: Date(timeIntervalSince1970: row.double("expires_time") ?? 0),
             readOnce: row.int("read_once") == 1,
-            readAt: row.double("read_time").map { Date(timeIntervalSince1970: $0) })
+            readAt: row.double("read_time").map { Date(timeIntervalSince1970: $0) },
+            notificationIDs: row.string("notification_ids").flatMap {
+                try? JSONDecoder().decode([String].self, from: Data($0.utf8))
+            } ?? [])
+    }
+
+    public func setNotificationIDs(_ notificationIDs: [String], of id: String) async throws {
+        let text = String(decoding: try JSONEncoder().encode(notificationIDs), as: UTF8.self)
+        _ = try await database.write(
+            "UPDATE secure_notifications SET notification_ids = ? WHERE id = ?", [.text(text), .text(id)])
     }
 
     public func markRead(id: String, readOnce: Bool, now: Date) async throws -> Bool {

@@ -283,5 +283,24 @@ extension SQLiteHubDatabase {
                 END
                 """,
             ]),
+        .init(
+            version: 14,
+            statements: [
+                // Receipts devices report (delivered, opened, dismissed): one row per notification, installation
+                // and kind, so a repeated report changes nothing; counted per platform by the notification's key.
+                """
+                CREATE TABLE notification_receipts (
+                    notification_id TEXT NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
+                    installation_id TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    platform TEXT NOT NULL,
+                    time REAL NOT NULL,
+                    PRIMARY KEY (notification_id, installation_id, kind)
+                ) WITHOUT ROWID
+                """,
+                // The notifications that pushed a secure notification's id (JSON array), so that a device's fetch
+                // counts as delivered for them.
+                "ALTER TABLE secure_notifications ADD COLUMN notification_ids TEXT",
+            ]),
     ]
 }
