@@ -340,6 +340,7 @@ let package = Package(
                 "APNs",
                 "FCM",
                 "WNS",
+                "WebPush",
                 "NotificationHub",
                 "HubTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
