@@ -1,5 +1,6 @@
 import APNs
 import FCM
+import HMS
 import NotificationHub
 import PushEmulator
 import WNS
@@ -26,6 +27,7 @@ enum BuiltIns {
         BuiltInPlugin(FCMAdapterFactory.self, emulator: FCMEmulatorFactory.self),
         BuiltInPlugin(WNSAdapterFactory.self, emulator: WNSEmulatorFactory.self),
         BuiltInPlugin(WebPushAdapterFactory.self, emulator: WebPushEmulatorFactory.self),
+        BuiltInPlugin(HMSAdapterFactory.self, emulator: HMSEmulatorFactory.self),
     ]
 
     /// Adapter factories, selected in `hub.yaml` by `type`.
