@@ -233,9 +233,13 @@ let package = Package(
         .testTarget(
             name: "HMSTests",
             dependencies: [
-                "HMS", "PushEmulator", "NotificationHub", "HubTestSupport",
+                "HMS", "PushEmulator", "NotificationHub", "HubServer", "HubTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
