@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "PushEmulator", targets: ["PushEmulator"]),
         .library(name: "WNS", targets: ["WNS"]),
         .library(name: "WebPush", targets: ["WebPush"]),
+        .library(name: "HMS", targets: ["HMS"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -166,6 +167,7 @@ let package = Package(
                 "FCM",
                 "APNs",
                 "WebPush",
+                "HMS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -212,6 +214,33 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Plugins/WebPush",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "HMS",
+            dependencies: [
+                "AdapterKit",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Plugins/HMS",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HMSTests",
+            dependencies: [
+                "HMS", "PushEmulator", "NotificationHub", "HubServer", "HubTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -340,6 +369,7 @@ let package = Package(
                 "APNs",
                 "FCM",
                 "WNS",
+                "WebPush",
                 "NotificationHub",
                 "HubTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

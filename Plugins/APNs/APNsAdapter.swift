@@ -17,9 +17,22 @@ import Synchronization
 /// One adapter serves one team: its default `topic` plus `additionalTopics`, chosen per send with the `apns-topic`
 /// header.
 public final class APNsAdapter: PlatformAdapter, Sendable {
-    public let descriptor = PlatformDescriptor(
+    /// The `apns` platform, the `apple` format, and Azure's `Apple(Template)RegistrationDescription`.
+    public static let descriptor = PlatformDescriptor(
         platforms: [.apns], formats: [.apple: [.apns]], templateFormats: [.apns: .apple], maximumPayloadBytes: 4096,
-        telemetryNames: [.apns: "Apns"], serviceBusHeaders: [APNsSendOptions.sdkExpiryHeader])
+        telemetryNames: [.apns: "Apns"], serviceBusHeaders: [APNsSendOptions.sdkExpiryHeader],
+        registrationFormats: [
+            RegistrationFormat(
+                platform: .apns, prefix: "Apple", channel: .element("DeviceToken"), filterMatching: .anyCase,
+                templateElements: [
+                    .expiry, .templateName, .priority(header: "apns-priority", values: ["10", "5", "1"]),
+                    .headers(list: "ApnsHeaders", item: "ApnsHeader", writtenWhenEmpty: false),
+                ])
+        ],
+        samples: [.apple: NotificationSample(body: #"{"aps":{"alert":{"title":"Hello","body":"From the NotificationHub console"}}}"#)])
+
+    /// What the adapter serves: ``descriptor``.
+    public var descriptor: PlatformDescriptor { Self.descriptor }
 
     /// The adapter's settings.
     public let configuration: APNsSettings

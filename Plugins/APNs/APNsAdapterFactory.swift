@@ -19,6 +19,9 @@ public enum APNsAdapterFactory: PlatformAdapterFactory {
     /// `apns`.
     public static let type = "apns"
 
+    /// The registration descriptions ``APNsAdapter`` declares.
+    public static var registrationFormats: [RegistrationFormat] { APNsAdapter.descriptor.registrationFormats }
+
     /// Reads the settings (the `.p8` key's contents included), recording every problem; writes and opens nothing.
     public static func settings(from node: ConfigurationNode) -> APNsSettings? {
         let problemsBefore = node.problems.count

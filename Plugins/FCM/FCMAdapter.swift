@@ -54,12 +54,24 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
     /// The backoff used for `QUOTA_EXCEEDED` when FCM sends no `Retry-After`.
     public static let quotaBackoff: Duration = .seconds(60)
 
-    public let descriptor = PlatformDescriptor(
+    /// The `fcmv1` and `gcm` platforms and formats, and Azure's `FcmV1` and `Gcm` registration descriptions.
+    public static let descriptor = PlatformDescriptor(
         platforms: [.fcmv1, .gcm],
         formats: [.fcmv1: [.fcmv1], .gcm: [.gcm]],
         templateFormats: [.fcmv1: .fcmv1, .gcm: .gcm],
         maximumPayloadBytes: FCMMessage.maximumBytes,
-        telemetryNames: [.fcmv1: "FcmV1", .gcm: "Gcm"])
+        telemetryNames: [.fcmv1: "FcmV1", .gcm: "Gcm"],
+        registrationFormats: [
+            RegistrationFormat(platform: .gcm, prefix: "Gcm", channel: .element("GcmRegistrationId")),
+            RegistrationFormat(platform: .fcmv1, prefix: "FcmV1", channel: .element("FcmV1RegistrationId")),
+        ],
+        samples: [
+            .fcmv1: NotificationSample(body: #"{"message":{"notification":{"title":"Hello","body":"From the NotificationHub console"}}}"#),
+            .gcm: NotificationSample(body: #"{"notification":{"title":"Hello","body":"From the NotificationHub console"}}"#),
+        ])
+
+    /// What the adapter serves: ``descriptor``.
+    public var descriptor: PlatformDescriptor { Self.descriptor }
 
     /// The service account's project.
     public let projectID: String

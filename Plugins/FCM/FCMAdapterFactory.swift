@@ -19,6 +19,9 @@ public enum FCMAdapterFactory: PlatformAdapterFactory {
     /// `fcm`.
     public static let type = "fcm"
 
+    /// The registration descriptions ``FCMAdapter`` declares.
+    public static var registrationFormats: [RegistrationFormat] { FCMAdapter.descriptor.registrationFormats }
+
     /// Reads the settings (the service account's contents included), recording every problem; opens nothing.
     public static func settings(from configuration: ConfigurationNode) -> FCMSettings? {
         let json = configuration.secret("serviceAccount")

@@ -21,13 +21,27 @@ import Synchronization
 /// Toast, tile and badge documents go to WNS as UTF-8; a declaration naming `utf-16` on UTF-8 bytes (how the .NET
 /// SDK sends every XML notification) is rewritten to name `utf-8` (see ``WNSXMLEncoding``).
 public final class WNSAdapter: PlatformAdapter, Sendable {
-    /// The WNS platform and the `windows` format.
-    public let descriptor = PlatformDescriptor(
+    /// The WNS platform, the `windows` format, and Azure's `Windows(Template)RegistrationDescription`.
+    public static let descriptor = PlatformDescriptor(
         platforms: [.wns],
         formats: [.windows: [.wns]],
         templateFormats: [.wns: .windows],
         maximumPayloadBytes: WNSPayloadRules.maximumPayloadBytes,
-        telemetryNames: [.wns: "Wns"])
+        telemetryNames: [.wns: "Wns"],
+        registrationFormats: [
+            // Azure's SDKs require WnsHeaders in a Windows template description, so it is always written.
+            RegistrationFormat(
+                platform: .wns, prefix: "Windows", channel: .element("ChannelUri"),
+                templateElements: [.headers(list: "WnsHeaders", item: "WnsHeader", writtenWhenEmpty: true), .templateName])
+        ],
+        samples: [
+            .windows: NotificationSample(
+                body: #"<toast><visual><binding template="ToastGeneric"><text>Hello</text><text>From the NotificationHub console</text></binding></visual></toast>"#,
+                headers: ["X-WNS-Type": "wns/toast"], contentType: "application/xml;charset=utf-8")
+        ])
+
+    /// What the adapter serves: ``descriptor``.
+    public var descriptor: PlatformDescriptor { Self.descriptor }
 
     let configuration: WNSSettings
     let logger: Logger

@@ -20,6 +20,9 @@ public enum WNSAdapterFactory: PlatformAdapterFactory {
     /// `wns`.
     public static let type = "wns"
 
+    /// The registration descriptions ``WNSAdapter`` declares.
+    public static var registrationFormats: [RegistrationFormat] { WNSAdapter.descriptor.registrationFormats }
+
     /// Reads the settings, recording every problem; opens nothing.
     public static func settings(from configuration: ConfigurationNode) -> WNSSettings? {
         let packageSID = configuration.string("packageSid", required: true)

@@ -17,10 +17,22 @@ import ServiceLifecycle
 /// documents.
 public final class WebPushAdapter: PlatformAdapter, Sendable {
     /// The `browser` platform and format.
-    /// The `browser` platform and format.
-    public let descriptor = PlatformDescriptor(
+    /// The `browser` platform and format, and Azure's `Browser(Template)RegistrationDescription`.
+    public static let descriptor = PlatformDescriptor(
         platforms: [.browser], formats: [.browser: [.browser]], templateFormats: [.browser: .browser],
-        maximumPayloadBytes: WebPushEncryption.maximumPayloadBytes, telemetryNames: [.browser: "Browser"])
+        maximumPayloadBytes: WebPushEncryption.maximumPayloadBytes, telemetryNames: [.browser: "Browser"],
+        registrationFormats: [
+            RegistrationFormat(
+                platform: .browser, prefix: "Browser",
+                channel: .object([
+                    .init(element: "Endpoint", key: "endpoint"), .init(element: "P256DH", key: "p256dh"),
+                    .init(element: "Auth", key: "auth"),
+                ]))
+        ],
+        samples: [.browser: NotificationSample(body: #"{"title":"Hello","body":"From the NotificationHub console"}"#)])
+
+    /// What the adapter serves: ``descriptor``.
+    public var descriptor: PlatformDescriptor { Self.descriptor }
 
     /// The adapter's settings.
     public let configuration: WebPushSettings

@@ -24,6 +24,9 @@ public enum WebPushAdapterFactory: PlatformAdapterFactory {
     /// `webpush`.
     public static let type = "webpush"
 
+    /// The registration descriptions ``WebPushAdapter`` declares.
+    public static var registrationFormats: [RegistrationFormat] { WebPushAdapter.descriptor.registrationFormats }
+
     /// Reads the settings, recording every problem; opens nothing.
     public static func settings(from node: ConfigurationNode) -> WebPushSettings? {
         let problemsBefore = node.problems.count

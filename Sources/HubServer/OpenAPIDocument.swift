@@ -219,6 +219,15 @@ components:
               formats: {type: object, additionalProperties: {type: array, items: {type: string}}}
               templateFormats: {type: object, additionalProperties: {type: string}}
               maximumPayloadBytes: {type: integer}
+              samples:
+                type: object
+                description: For each native format, a sample notification the console offers.
+                additionalProperties:
+                  type: object
+                  properties:
+                    body: {type: string}
+                    headers: {type: object, additionalProperties: {type: string}}
+                    contentType: {type: string}
               state:
                 type: string
                 enum: [idle, delivering, failing]
@@ -834,7 +843,7 @@ paths:
         - name: $filter
           in: query
           schema: {type: string}
-          description: "ChannelUri eq '...', DeviceToken eq '...', GcmRegistrationId eq '...' or FcmV1RegistrationId eq '...'"
+          description: "ChannelUri eq '...', or the handle elements of a registration format the hub's adapters declare (DeviceToken eq '...', GcmRegistrationId eq '...', FcmV1RegistrationId eq '...', Endpoint eq '...' and P256DH eq '...' and Auth eq '...')"
         - $ref: "#/components/parameters/top"
         - $ref: "#/components/parameters/registrationContinuationToken"
       responses:

@@ -1,21 +1,40 @@
 import APNs
 import FCM
+import HMS
 import NotificationHub
 import PushEmulator
 import WNS
 import WebPush
 
-/// The platform adapters and emulators compiled into the `hub` executable. A plugin joins by adding its factory here.
+/// One platform plugin compiled into the `hub` executable: its adapter factory and its platform's emulator.
+struct BuiltInPlugin {
+    /// Selected in `hub.yaml` by the factory's `type`.
+    var adapter: any PlatformAdapterFactory.Type
+    /// Selected by its key under `emulators:`.
+    var emulator: any PlatformEmulatorFactory.Type
+
+    init(_ adapter: any PlatformAdapterFactory.Type, emulator: any PlatformEmulatorFactory.Type) {
+        self.adapter = adapter
+        self.emulator = emulator
+    }
+}
+
+/// The platform plugins compiled into the `hub` executable. A plugin joins with one line in ``plugins``.
 enum BuiltIns {
-    /// Adapter factories, selected in `hub.yaml` by `type`.
-    static let adapters: [any PlatformAdapterFactory.Type] = [
-        APNsAdapterFactory.self, FCMAdapterFactory.self, WNSAdapterFactory.self, WebPushAdapterFactory.self,
+    /// Every plugin, one line each.
+    static let plugins: [BuiltInPlugin] = [
+        BuiltInPlugin(APNsAdapterFactory.self, emulator: APNsEmulatorFactory.self),
+        BuiltInPlugin(FCMAdapterFactory.self, emulator: FCMEmulatorFactory.self),
+        BuiltInPlugin(WNSAdapterFactory.self, emulator: WNSEmulatorFactory.self),
+        BuiltInPlugin(WebPushAdapterFactory.self, emulator: WebPushEmulatorFactory.self),
+        BuiltInPlugin(HMSAdapterFactory.self, emulator: HMSEmulatorFactory.self),
     ]
 
+    /// Adapter factories, selected in `hub.yaml` by `type`.
+    static var adapters: [any PlatformAdapterFactory.Type] { plugins.map(\.adapter) }
+
     /// Emulator factories, selected by their key under `emulators:`.
-    static let emulators: [any PlatformEmulatorFactory.Type] = [
-        APNsEmulatorFactory.self, FCMEmulatorFactory.self, WNSEmulatorFactory.self, WebPushEmulatorFactory.self,
-    ]
+    static var emulators: [any PlatformEmulatorFactory.Type] { plugins.map(\.emulator) }
 
     /// The adapter registry of this executable.
     static var registry: AdapterRegistry { AdapterRegistry(adapters) }

@@ -80,7 +80,8 @@ struct Serve: AsyncParsableCommand {
         let environmentName = ProcessInfo.processInfo.environment["HUB_NODE_NAME"].flatMap { HubNode.isValidName($0) ? $0 : nil }
         let node = nodeName ?? configuration.server.nodeName ?? environmentName ?? HubNode.defaultName
         let runtime = try await HubRuntime(
-            configuration: configuration, options: HubRuntime.Options(nodeName: node, logger: logger, metrics: registry))
+            configuration: configuration, options: HubRuntime.Options(
+                nodeName: node, logger: logger, metrics: registry, registrationFormats: BuiltIns.registry.registrationFormats))
         let onRunning: @Sendable (any Channel) async -> Void = { channel in
             logger.notice(
                 "hub is listening",

@@ -56,7 +56,10 @@ struct APITestHarness {
         configuration: HubsConfiguration, adapters: [RecordingAdapter] = [], clock: any WallClock = SystemWallClock(),
         logger: Logger = APITestHarness.quietLogger, _ body: @Sendable (APITestHarness) async throws -> T
     ) async throws -> T {
-        let runtime = try await HubRuntime(configuration: configuration, options: .init(clock: clock, logger: logger))
+        // The process knows Azure's descriptions of every built-in platform, as `hub serve` does.
+        let runtime = try await HubRuntime(
+            configuration: configuration,
+            options: .init(clock: clock, logger: logger, registrationFormats: AzureRegistrationFormats.all))
         let app = Application(router: runtime.api.makeRouter(), logger: logger)
         let services = ServiceGroup(
             configuration: ServiceGroupConfiguration(

@@ -55,7 +55,7 @@ import Testing
             let read = try await api.request(.get, "/demo/registrations/r-1", key: "listen")
             let xml = String(buffer: read.body)
             #expect(xml.contains(#"<Tags>tag1</Tags><PushVariables>{"var1":"value1"}</PushVariables><DeviceToken>dev-2</DeviceToken>"#))
-            let parsed = try RegistrationXML.parseEntry(Array(read.body.readableBytesView))
+            let parsed = try RegistrationXML.azure.parseEntry(Array(read.body.readableBytesView))
             #expect(parsed.registration.pushVariables == ["var1": "value1"])
             #expect(parsed.registration.template?.name == "Template Name")
 

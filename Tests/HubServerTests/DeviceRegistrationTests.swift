@@ -356,7 +356,7 @@ import Testing
                 api, .post, "/demo/registrations", token: alice, headers: Self.atom,
                 body: Self.appleRegistration("dev-a1", tags: "username:alice,news"))
             #expect(created.status == .ok, "\(created.text)")
-            let id = try RegistrationXML.parseEntry(Array(created.body.readableBytesView)).registration.registrationID
+            let id = try RegistrationXML.azure.parseEntry(Array(created.body.readableBytesView)).registration.registrationID
             #expect(try await api.hub.core.installationStore.registration(id: id)?.userID == "alice")
 
             // Bob: no user-bound tag of alice's, no read, no overwrite, no delete.

@@ -111,7 +111,7 @@ import Testing
                 .get, try FeedbackContainerTests.pathAndQuery(Self.blobURL(containerURL, "\(exportID)-Output.txt")), key: nil)
             let exportedLines = exported.text.split(separator: "\n")
             #expect(exportedLines.count == 2)
-            let handles = try exportedLines.map { try RegistrationXML.parseDescription(XMLReader().parse(String($0))).registration.pushChannel.handle }
+            let handles = try exportedLines.map { try RegistrationXML.azure.parseDescription(XMLReader().parse(String($0))).registration.pushChannel.handle }
             #expect(Set(handles.compactMap { $0 }) == ["dev-i1", "dev-i2"])
 
             let listing = try await harness.request(.get, "/demo/jobs?api-version=2017-04")

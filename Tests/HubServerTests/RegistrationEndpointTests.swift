@@ -32,7 +32,7 @@ import Testing
 
     static func entry(_ response: TestResponse) throws -> (registration: Registration, root: XMLElement) {
         let root = try XMLReader().parse(Array(response.body.readableBytesView))
-        let parsed = try RegistrationXML.parseEntry(Array(response.body.readableBytesView))
+        let parsed = try RegistrationXML.azure.parseEntry(Array(response.body.readableBytesView))
         var registration = parsed.registration
         let description = try #require(root.children.first { $0.name == "content" }?.children.first)
         registration.etag = Int(description.children.first { $0.name == "ETag" }?.text ?? "") ?? -1
@@ -430,7 +430,8 @@ import Testing
 final class BrowserTestAdapter: PlatformAdapter {
     let descriptor = PlatformDescriptor(
         platforms: [Platform("browser")], formats: [NotificationFormat("browser"): [Platform("browser")]],
-        templateFormats: [Platform("browser"): NotificationFormat("browser")], maximumPayloadBytes: 4096)
+        templateFormats: [Platform("browser"): NotificationFormat("browser")], maximumPayloadBytes: 4096,
+        registrationFormats: AzureRegistrationFormats.all.filter { $0.platform == Platform("browser") })
 
     func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {
         guard case .object(let object) = pushChannel, Set(object.keys) == ["endpoint", "p256dh", "auth"] else {

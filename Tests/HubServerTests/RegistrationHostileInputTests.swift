@@ -78,11 +78,11 @@ import Testing
                 #expect(response.status == .ok || response.errorCode != nil)
                 guard response.status == .ok else { continue }
                 accepted += 1
-                let written = try RegistrationXML.parseEntry(Array(response.body.readableBytesView)).registration
+                let written = try RegistrationXML.azure.parseEntry(Array(response.body.readableBytesView)).registration
                 let read = try await api.request(.get, "/demo/registrations/\(id)", key: "listen")
                 #expect(read.status == .ok)
-                #expect(try RegistrationXML.parseEntry(Array(read.body.readableBytesView)).registration == written)
-                if case .ok = response.status, let sent = try? RegistrationXML.parseEntry(bytes).registration {
+                #expect(try RegistrationXML.azure.parseEntry(Array(read.body.readableBytesView)).registration == written)
+                if case .ok = response.status, let sent = try? RegistrationXML.azure.parseEntry(bytes).registration {
                     #expect(written.template == sent.template)
                     #expect(written.tags == sent.tags)
                     #expect(written.pushChannel == sent.pushChannel)

@@ -21,8 +21,8 @@ import WNS
     static let sensitive = "CH93-SECRET-0000"
     static let ecKey = ES256PrivateKey()
 
-    static func settings(style: SecurePushConfiguration.APNsStyle = .background) -> SecurePushConfiguration {
-        SecurePushConfiguration(encryptionKey: SymmetricKey(size: .bits256), apnsStyle: style, alertText: "New secure message")
+    static func settings(style: SecurePushConfiguration.AnnouncementStyle = .background) -> SecurePushConfiguration {
+        SecurePushConfiguration(encryptionKey: SymmetricKey(size: .bits256), announcementStyle: style, alertText: "New secure message")
     }
 
     /// How the test hubs verify device tokens: HS256 with ``secret`` or ES256 with ``ecKey``.

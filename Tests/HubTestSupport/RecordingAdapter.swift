@@ -26,17 +26,20 @@ public final class RecordingAdapter: PlatformAdapter, Sendable {
 
     /// Creates an adapter serving `platform` with `format`. Secure notifications are announced with `announce`
     /// (pass a platform's own announcements to stand in for it), by default as `{"secureId": id}` in `format`.
-    /// Device handles are valid when `accepts` says so: by default, strings that start with `dev-`.
+    /// Device handles are valid when `accepts` says so: by default, strings that start with `dev-`. Registrations are
+    /// described as `registrationFormats` say, by default as Azure describes `platform` (``AzureRegistrationFormats``).
     public init(
         platform: Platform = Platform("test"), format: NotificationFormat = NotificationFormat("testformat"), limit: Int = 4096,
         announce: (@Sendable (SecureAnnouncementRequest) -> [SecurePushAnnouncement])? = nil,
         accepts: @escaping @Sendable (PushChannel) -> Bool = { $0.handle?.hasPrefix("dev-") == true },
-        serviceBusHeaders: Set<String> = []
+        serviceBusHeaders: Set<String> = [],
+        registrationFormats: [RegistrationFormat]? = nil
     ) {
         self.accepts = accepts
         descriptor = PlatformDescriptor(
             platforms: [platform], formats: [format: [platform]], templateFormats: [platform: format],
-            maximumPayloadBytes: limit, serviceBusHeaders: serviceBusHeaders)
+            maximumPayloadBytes: limit, serviceBusHeaders: serviceBusHeaders,
+            registrationFormats: registrationFormats ?? AzureRegistrationFormats.all.filter { $0.platform == platform })
         self.announce =
             announce ?? { request in
                 [SecurePushAnnouncement(format: format, body: JSONValue.object(["secureId": .string(request.id)]).jsonString())]

@@ -155,6 +155,21 @@ import Testing
         valid.replacingOccurrences(of: "    adapters:\n", with: section + "    adapters:\n")
     }
 
+    @Test(arguments: [("announcementStyle: alert", true), ("apnsStyle: alert", true), ("announcementStyle: background", false)])
+    func theAnnouncementStyleIsReadUnderItsNameOrItsFormerOne(line: String, alert: Bool) throws {
+        let yaml = Self.withSection("""
+                securePush:
+                  encryptionKey: q83vEjRWeJDE4xKZ1bJd2Z7aX0c5vPzYl8bV1mQ+9wA=
+                  \(line)
+                deviceAuthentication:
+                  issuer: https://id.example.com
+                  hs256Secret: a-secret-that-is-32-bytes-long-or-more
+
+            """)
+        let hub = try #require(try load(yaml).hub(named: "demo"))
+        #expect(try #require(hub.securePush).announcementStyle == (alert ? .alert : .background))
+    }
+
     @Test func securePushAndDeliveryLimitsDecode() throws {
         let yaml = Self.withSection("""
                 securePush:
@@ -173,7 +188,7 @@ import Testing
                 with: "delivery: {pageSize: 200, pagesInFlight: 2, rateLimitPerSecond: 5000, platformConcurrency: {apns: 4}}")
         let hub = try #require(try load(yaml).hub(named: "demo"))
         let secure = try #require(hub.securePush)
-        #expect(secure.apnsStyle == .alert && secure.alertText == "Hi")
+        #expect(secure.announcementStyle == .alert && secure.alertText == "Hi")
         let authentication = try #require(hub.deviceAuthentication)
         #expect(authentication.userClaim == "uid")
         #expect(authentication.issuer == "https://id.example.com")

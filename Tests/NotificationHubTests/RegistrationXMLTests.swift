@@ -6,7 +6,7 @@ import Testing
 @Suite struct RegistrationXMLTests {
     @Test func readsTheDocumentedWindowsNativeRegistration() throws {
         for fixture in [RegistrationFixtures.windowsNative, RegistrationFixtures.windowsNativeHTTPSNamespace] {
-            let parsed = try RegistrationXML.parseEntry(Array(fixture.utf8))
+            let parsed = try RegistrationXML.azure.parseEntry(Array(fixture.utf8))
             #expect(parsed.element == "WindowsRegistrationDescription")
             #expect(parsed.registration.platform == .wns)
             #expect(parsed.registration.pushChannel == .handle("{ChannelUri}"))
@@ -16,7 +16,7 @@ import Testing
     }
 
     @Test func readsTheDocumentedWindowsTemplateRegistration() throws {
-        let parsed = try RegistrationXML.parseEntry(Array(RegistrationFixtures.windowsTemplate.utf8))
+        let parsed = try RegistrationXML.azure.parseEntry(Array(RegistrationFixtures.windowsTemplate.utf8))
         #expect(parsed.element == "WindowsTemplateRegistrationDescription")
         let template = try #require(parsed.registration.template)
         #expect(template.body == "{Template for the body}")
@@ -28,17 +28,17 @@ import Testing
     }
 
     @Test func readsAzuresOwnAnswers() throws {
-        let native = try RegistrationXML.parseEntry(Array(RegistrationFixtures.appleNativeAnswer.utf8))
+        let native = try RegistrationXML.azure.parseEntry(Array(RegistrationFixtures.appleNativeAnswer.utf8))
         #expect(native.registration.registrationID == "123-234-1")
         #expect(native.registration.platform == .apns)
         #expect(native.registration.pushChannel == .handle("62BCD3484834B7E2DC56733AC5509259230CC1BA82BA1AE7D06E91908A05A8FA"))
-        let template = try RegistrationXML.parseEntry(Array(RegistrationFixtures.appleTemplateAnswer.utf8))
+        let template = try RegistrationXML.azure.parseEntry(Array(RegistrationFixtures.appleTemplateAnswer.utf8))
         #expect(template.registration.template == RegistrationTemplate(name: "Template Name", body: #"{"aps":{"alert":"alert!"}}"#))
         #expect(template.registration.tags == ["tag1"])
     }
 
     @Test func readsTheTypedDescriptionForm() throws {
-        let parsed = try RegistrationXML.parseEntry(Array(RegistrationFixtures.appleTemplateTyped.utf8))
+        let parsed = try RegistrationXML.azure.parseEntry(Array(RegistrationFixtures.appleTemplateTyped.utf8))
         #expect(parsed.element == "AppleTemplateRegistrationDescription")
         #expect(parsed.registration.registrationID == "8372532420827572008-85883004107185159-4")
         #expect(parsed.registration.template?.expiry == "$(expiry)")
@@ -62,7 +62,7 @@ import Testing
     ])
     func refusesUnknownAndMalformedDescriptionsNamingTheElement(description: String, fragment: String) {
         #expect {
-            _ = try RegistrationXML.parseEntry(Array(RegistrationFixtures.entry(description).utf8))
+            _ = try RegistrationXML.azure.parseEntry(Array(RegistrationFixtures.entry(description).utf8))
         } throws: { error in
             guard let error = error as? HubError, error.code == .invalidRegistration else { return false }
             return error.message.contains(fragment)
@@ -73,7 +73,7 @@ import Testing
         for text in [#"<feed xmlns="http://www.w3.org/2005/Atom"/>"#, #"<entry xmlns="http://www.w3.org/2005/Atom"/>"#,
             #"<entry xmlns="http://www.w3.org/2005/Atom"><content type="text">x</content></entry>"#]
         {
-            #expect(throws: HubError.self) { _ = try RegistrationXML.parseEntry(Array(text.utf8)) }
+            #expect(throws: HubError.self) { _ = try RegistrationXML.azure.parseEntry(Array(text.utf8)) }
         }
     }
 
@@ -84,10 +84,10 @@ import Testing
             template: RegistrationTemplate(
                 body: "<toast>$(m)</toast>", headers: [RegistrationHeader(name: "X-WNS-Type", value: "wns/toast")]),
             etag: 3, lastUpdate: Date(timeIntervalSince1970: 1_700_000_000))
-        let xml = RegistrationXML.entry(registration, url: "http://hub/demo/registrations/1-2-3")
+        let xml = RegistrationXML.azure.entry(registration, url: "http://hub/demo/registrations/1-2-3")
         #expect(xml.hasPrefix(#"<?xml version="1.0" encoding="utf-8"?><entry a:etag="W/&quot;3&quot;" xmlns="http://www.w3.org/2005/Atom" xmlns:a="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><id>http://hub/demo/registrations/1-2-3</id><title type="text">1-2-3</title><published>2023-11-14T22:13:20Z</published><updated>2023-11-14T22:13:20Z</updated><link rel="self" href="http://hub/demo/registrations/1-2-3"/><content type="application/xml">"#))
         #expect(xml.contains(#"<WindowsTemplateRegistrationDescription xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect" xmlns:i="http://www.w3.org/2001/XMLSchema-instance"><ETag>3</ETag><ExpirationTime>9999-12-31T23:59:59.999Z</ExpirationTime><RegistrationId>1-2-3</RegistrationId><Tags>a,b</Tags><ChannelUri>https://wns.example/?token=a&amp;b</ChannelUri><BodyTemplate><![CDATA[<toast>$(m)</toast>]]></BodyTemplate><WnsHeaders><WnsHeader><Header>X-WNS-Type</Header><Value>wns/toast</Value></WnsHeader></WnsHeaders></WindowsTemplateRegistrationDescription>"#))
-        let reread = try RegistrationXML.parseEntry(Array(xml.utf8))
+        let reread = try RegistrationXML.azure.parseEntry(Array(xml.utf8))
         #expect(reread.registration.registrationID == "1-2-3")
         #expect(reread.registration.template == registration.template)
     }
@@ -96,7 +96,7 @@ import Testing
         let registrations = (0..<3).map {
             Registration(registrationID: "r\($0)", platform: .apns, pushChannel: .handle("dev-\($0)"), etag: 1)
         }
-        let xml = RegistrationXML.feed(registrations, url: "http://hub/demo/registrations", updated: Date()) {
+        let xml = RegistrationXML.azure.feed(registrations, url: "http://hub/demo/registrations", updated: Date()) {
             "http://hub/demo/registrations/\($0.registrationID)"
         }
         let root = try XMLReader().parse(xml)
@@ -118,21 +118,21 @@ import Testing
             String((0..<Int.random(in: 1...12, using: &generator)).map { _ in Array("abcXYZ019_@#.:-").randomElement(using: &generator)! })
         }
         for _ in 0..<500 {
-            let format = RegistrationFormat.all.randomElement(using: &generator)!
+            let format = AzureRegistrationFormats.all.randomElement(using: &generator)!
             let channel: PushChannel =
                 switch format.channel {
                 case .element: .handle("h" + text(0...40))
-                case .browser: .object(["endpoint": .string("https://push.example/" + token()), "p256dh": .string(token()), "auth": .string(token())])
+                case .object: .object(["endpoint": .string("https://push.example/" + token()), "p256dh": .string(token()), "auth": .string(token())])
                 }
             var template: RegistrationTemplate?
             if Bool.random(using: &generator) {
                 var headers: [RegistrationHeader] = []
-                if format.templateElements.contains(.apnsHeaders) || format.templateElements.contains(.wnsHeaders) {
+                if !format.headerLists.isEmpty {
                     for index in 0..<Int.random(in: 0...3, using: &generator) {
                         headers.append(RegistrationHeader(name: "X-H\(index)", value: text(0...20)))
                     }
                 }
-                let apple = format.templateElements.contains(.expiry)
+                let apple = format.templateElements.contains(.expiry) && format.priority != nil
                 template = RegistrationTemplate(
                     name: Bool.random(using: &generator) ? "n" + text(0...10) : nil, body: "b" + text(0...200),
                     expiry: apple && Bool.random(using: &generator) ? text(0...10) : nil,
@@ -142,8 +142,8 @@ import Testing
                 registrationID: token(), platform: format.platform, pushChannel: channel,
                 tags: Array(Set((0..<Int.random(in: 0...5, using: &generator)).map { _ in token() })), template: template,
                 etag: Int.random(in: 1...1000, using: &generator))
-            let xml = RegistrationXML.entry(registration, url: "http://hub/h/registrations/\(registration.registrationID)")
-            let reread = try RegistrationXML.parseEntry(Array(xml.utf8)).registration
+            let xml = RegistrationXML.azure.entry(registration, url: "http://hub/h/registrations/\(registration.registrationID)")
+            let reread = try RegistrationXML.azure.parseEntry(Array(xml.utf8)).registration
             #expect(reread.registrationID == registration.registrationID)
             #expect(reread.platform == registration.platform)
             #expect(reread.pushChannel == registration.pushChannel)

@@ -19,6 +19,12 @@ public struct PlatformDescriptor: Sendable {
     /// `ServiceBusNotification-*` request headers of a send that this adapter reads (e.g. the .NET SDK's
     /// `ServiceBusNotification-Apns-Expiry`). The API keeps the others, its own, from the notification.
     public var serviceBusHeaders: Set<String>
+    /// How the platforms' registrations are written in Azure's Atom XML (description element names, handle
+    /// elements and `$filter` fields, template elements). A platform without one registers through installations
+    /// only.
+    public var registrationFormats: [RegistrationFormat]
+    /// A sample notification of each native format, offered by the console.
+    public var samples: [NotificationFormat: NotificationSample]
 
     /// Creates a descriptor.
     public init(
@@ -27,7 +33,9 @@ public struct PlatformDescriptor: Sendable {
         templateFormats: [Platform: NotificationFormat],
         maximumPayloadBytes: Int,
         telemetryNames: [Platform: String] = [:],
-        serviceBusHeaders: Set<String> = []
+        serviceBusHeaders: Set<String> = [],
+        registrationFormats: [RegistrationFormat] = [],
+        samples: [NotificationFormat: NotificationSample] = [:]
     ) {
         self.platforms = platforms
         self.formats = formats
@@ -35,6 +43,8 @@ public struct PlatformDescriptor: Sendable {
         self.maximumPayloadBytes = maximumPayloadBytes
         self.telemetryNames = telemetryNames
         self.serviceBusHeaders = serviceBusHeaders
+        self.registrationFormats = registrationFormats
+        self.samples = samples
     }
 
     /// The name telemetry gives `platform`: ``telemetryNames`` or the platform's name with a capital first letter.
@@ -142,9 +152,16 @@ public protocol PlatformAdapterFactory: Sendable {
 
     /// Makes an adapter, not started, from settings ``settings(from:)`` accepted.
     static func makeAdapter(settings: Settings, context: AdapterContext) throws(HubError) -> any PlatformAdapter
+
+    /// The registration descriptions the factory's adapters declare (``PlatformDescriptor/registrationFormats``),
+    /// known to the process even for hubs that do not configure this factory. The default is none.
+    static var registrationFormats: [RegistrationFormat] { get }
 }
 
 extension PlatformAdapterFactory {
+    /// None.
+    public static var registrationFormats: [RegistrationFormat] { [] }
+
     /// Reads the settings and makes the adapter in one step (tests and tools); problems are recorded on
     /// `configuration`, and `nil` returned when there are any.
     public static func makeAdapter(configuration: ConfigurationNode, context: AdapterContext) -> (any PlatformAdapter)? {
@@ -238,4 +255,7 @@ public struct AdapterRegistry: Sendable {
 
     /// Every registered type, sorted.
     public var types: [String] { factories.keys.sorted() }
+
+    /// The registration descriptions of every registered factory, in type order.
+    public var registrationFormats: [RegistrationFormat] { types.flatMap { factories[$0]?.registrationFormats ?? [] } }
 }

@@ -169,7 +169,7 @@ extension ConsoleAssets {
       </fieldset>
       <label for="send-body">Body</label>
       <textarea id="send-body" name="body" rows="6" spellcheck="false"></textarea>
-      <label for="send-headers">Headers <span class="hint">(one <code>Name: value</code> per line, e.g. <code>apns-priority: 5</code>)</span></label>
+      <label for="send-headers">Headers <span class="hint">(one <code>Name: value</code> per line; a format's sample fills in the headers it needs)</span></label>
       <textarea id="send-headers" name="headers" rows="2" spellcheck="false"></textarea>
       <div class="choice">
         <input type="checkbox" id="send-test" name="test" checked>
@@ -1032,14 +1032,21 @@ async function deleteInstallation() {
 
 // MARK: Send
 
-const sampleBodies = {
-  apple: '{"aps":{"alert":{"title":"Hello","body":"From the NotificationHub console"}}}',
-  fcmv1: '{"message":{"notification":{"title":"Hello","body":"From the NotificationHub console"}}}',
-  gcm: '{"notification":{"title":"Hello","body":"From the NotificationHub console"}}',
-  windows: '<toast><visual><binding template="ToastGeneric"><text>Hello</text><text>From the NotificationHub console</text></binding></visual></toast>',
-  template: '{"message":"Hello from the NotificationHub console"}',
-};
-const sampleHeaders = { windows: 'X-WNS-Type: wns/toast' };
+const templateSample = { body: '{"message":"Hello from the NotificationHub console"}', headers: {}, contentType: 'application/json;charset=utf-8' };
+
+/** The sample notification of each format: the adapters' own (from the hub's description), and the template's. */
+function samples() {
+  const byFormat = { template: templateSample };
+  for (const adapter of session.description?.adapters ?? []) {
+    for (const [format, sample] of Object.entries(adapter.samples ?? {})) byFormat[format] ??= sample;
+  }
+  return byFormat;
+}
+
+/** A sample's headers as the form's text: one `Name: value` per line. */
+function headerText(sample) {
+  return Object.entries(sample?.headers ?? {}).map(([name, value]) => `${name}: ${value}`).join('\n');
+}
 
 /** The native format a device of `platform` takes: the one its adapter renders templates in, else any it accepts. */
 function nativeFormat(platform) {
@@ -1085,8 +1092,11 @@ function isSample(text, samples) {
 function updateSample() {
   const form = $('send-form');
   const format = form.elements.format.value;
-  if (isSample(form.elements.body.value, sampleBodies)) form.elements.body.value = sampleBodies[format] ?? '';
-  if (isSample(form.elements.headers.value, sampleHeaders)) form.elements.headers.value = sampleHeaders[format] ?? '';
+  const all = samples();
+  const bodies = Object.fromEntries(Object.entries(all).map(([name, sample]) => [name, sample.body]));
+  const headers = Object.fromEntries(Object.entries(all).map(([name, sample]) => [name, headerText(sample)]));
+  if (isSample(form.elements.body.value, bodies)) form.elements.body.value = bodies[format] ?? '';
+  if (isSample(form.elements.headers.value, headers)) form.elements.headers.value = headers[format] ?? '';
 }
 
 function updateTarget() {
@@ -1142,7 +1152,7 @@ function prepareSend() {
   }
   headers['ServiceBusNotification-Format'] = format;
   if (!headers['Content-Type'] && !headers['content-type']) {
-    headers['Content-Type'] = format === 'windows' ? 'application/xml;charset=utf-8' : 'application/json;charset=utf-8';
+    headers['Content-Type'] = samples()[format]?.contentType ?? 'application/json;charset=utf-8';
   }
   if (target === 'tags') {
     if (!value) {

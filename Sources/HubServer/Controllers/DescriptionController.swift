@@ -25,11 +25,20 @@ struct DescriptionController {
             /// For each platform, the native format its rendered templates are in.
             var templateFormats: [String: String]
             var maximumPayloadBytes: Int
+            /// For each native format, a sample notification the console offers (from the adapter's descriptor).
+            var samples: [String: Sample]
             /// `idle`, `delivering` or `failing`; see ``DescriptionController/adapterState(outcomes:)``.
             var state: String
             /// Outcome counts over the last ``DescriptionController/recentSeconds`` seconds, in this process.
             var recentOutcomes: [String: Int]
             var lastDeliveryTime: Date?
+        }
+
+        /// A sample notification of one format.
+        struct Sample: Encodable {
+            var body: String
+            var headers: [String: String]
+            var contentType: String
         }
 
         struct Key: Encodable {
@@ -129,6 +138,11 @@ struct DescriptionController {
                 templateFormats: Dictionary(
                     descriptor.templateFormats.map { ($0.key.name, $0.value.name) }, uniquingKeysWith: { first, _ in first }),
                 maximumPayloadBytes: descriptor.maximumPayloadBytes,
+                samples: Dictionary(
+                    descriptor.samples.map {
+                        ($0.key.name, HubDescription.Sample(body: $0.value.body, headers: $0.value.headers, contentType: $0.value.contentType))
+                    },
+                    uniquingKeysWith: { first, _ in first }),
                 state: Self.adapterState(outcomes: outcomes),
                 recentOutcomes: Dictionary(uniqueKeysWithValues: outcomes.map { ($0.key.name, $0.value) }),
                 lastDeliveryTime: last)

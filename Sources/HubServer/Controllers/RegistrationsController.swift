@@ -11,7 +11,7 @@ import NotificationHub
 /// | POST | `/{hub}/registrationIDs` | Listen or a user's JWT |
 /// | POST | `/{hub}/registrations` | Listen or a user's JWT |
 /// | PUT, GET, DELETE | `/{hub}/registrations/{id}` (`If-Match`) | Listen or a user's JWT |
-/// | GET | `/{hub}/registrations?$filter=ChannelUri eq '…'` (or `DeviceToken`, `GcmRegistrationId`, `FcmV1RegistrationId`, or a browser's `Endpoint`, `P256DH` and `Auth`) | Listen or a user's JWT |
+/// | GET | `/{hub}/registrations?$filter=ChannelUri eq '…'` (or a format's handle element, e.g. `DeviceToken`) | Listen or a user's JWT |
 /// | GET | `/{hub}/registrations` | Manage |
 /// | GET | `/{hub}/tags/{tag}/registrations` | Manage |
 ///
@@ -60,7 +60,7 @@ struct RegistrationsController {
         let hub = context.hub
         let registrant = try context.registrant()
         try api.admitWrite(context)
-        let parsed = try RegistrationXML.parseEntry(try await api.body(request).readableBytesView)
+        let parsed = try hub.installations.registrationXML.parseEntry(try await api.body(request).readableBytesView)
         let stored = try await hub.installations.createRegistration(parsed.registration, as: registrant)
         return registrationEntry(stored, hub: hub, request: request, contentLocation: true)
     }
@@ -71,7 +71,8 @@ struct RegistrationsController {
         let id = try Self.registrationID(context)
         try api.admitWrite(context)
         let condition = try ETagCondition(ifMatch: request.headers[Self.ifMatchHeader])
-        var registration = try RegistrationXML.parseEntry(try await api.body(request).readableBytesView).registration
+        var registration = try hub.installations.registrationXML.parseEntry(try await api.body(request).readableBytesView)
+            .registration
         guard registration.registrationID.isEmpty || registration.registrationID == id else {
             throw APIError.badRequest(
                 "InvalidRegistration",
@@ -125,7 +126,7 @@ struct RegistrationsController {
         if contentLocation { headers[.contentLocation] = url }
         return Response(
             status: .ok, headers: headers,
-            body: .init(byteBuffer: ByteBuffer(string: RegistrationXML.entry(registration, url: url))))
+            body: .init(byteBuffer: ByteBuffer(string: hub.installations.registrationXML.entry(registration, url: url))))
     }
 
     // MARK: Listings
@@ -159,36 +160,49 @@ struct RegistrationsController {
 
     /// `$filter` forms, as Azure's SDKs write them: `ChannelUri eq '…'` (any platform's handle; the JavaScript SDK
     /// percent-encodes the URI inside the literal, so a literal that decodes to another text matches that handle
-    /// too), `DeviceToken eq '…'` (APNs, any hex case), `GcmRegistrationId eq '…'`, `FcmV1RegistrationId eq '…'`,
-    /// and for browsers `Endpoint eq '…' and P256DH eq '…' and Auth eq '…'` (in any order; the endpoint read as
-    /// sent or percent-decoded). OData quotes double inside the literal (`''`).
-    static func registrationQuery(filter: String) throws(APIError) -> RegistrationQuery {
+    /// too), and each registration format's handle elements (``RegistrationFormat/channelElements``): one clause for
+    /// a string handle (`DeviceToken eq '…'`, matched in any case where the format says so), all of them joined by
+    /// `and` for an object handle (`Endpoint eq '…' and P256DH eq '…' and Auth eq '…'`, in any order; string
+    /// members read as sent or percent-decoded). OData quotes double inside the literal (`''`).
+    static func registrationQuery(filter: String, formats: [RegistrationFormat]) throws(APIError) -> RegistrationQuery {
+        let fields = ["ChannelUri eq '…'"] + formats.map { format in
+            format.channelElements.map { "\($0) eq '…'" }.joined(separator: " and ")
+        }
         let unsupported = APIError.badRequest(
             "UnsupportedFilter",
-            "this hub supports $filter=ChannelUri eq '…', DeviceToken eq '…', GcmRegistrationId eq '…', FcmV1RegistrationId eq '…' or Endpoint eq '…' and P256DH eq '…' and Auth eq '…'")
+            "this hub supports $filter=\(fields.dropLast().joined(separator: ", ")) or \(fields.last ?? "")")
         guard let clauses = FilterClauses.parse(filter) else { throw unsupported }
         for (field, value) in clauses where value.isEmpty {
             throw APIError.badRequest("UnsupportedFilter", "the value of $filter=\(field) eq '…' must not be empty")
         }
-        let fields = Dictionary(clauses.map { ($0.field.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
-        guard fields.count == clauses.count else { throw unsupported }
-        if fields.count == 3, let endpoint = fields["endpoint"], let p256dh = fields["p256dh"], let auth = fields["auth"] {
-            let handles = Self.spellings(endpoint).map {
-                PushChannel.object(["endpoint": .string($0), "p256dh": .string(p256dh), "auth": .string(auth)]).storageKey
+        let values = Dictionary(clauses.map { ($0.field.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+        guard values.count == clauses.count else { throw unsupported }
+        if values.count == 1, let value = values["channeluri"] {
+            return .channel(handles: Self.spellings(value), platforms: nil)
+        }
+        let matching = formats.filter { Set($0.channelElements.map { $0.lowercased() }) == Set(values.keys) }
+        guard !matching.isEmpty else { throw unsupported }
+        var handles: [String] = []
+        func add(_ handle: String) { if !handles.contains(handle) { handles.append(handle) } }
+        for format in matching {
+            switch format.channel {
+            case .element(let name):
+                let value = values[name.lowercased()] ?? ""
+                switch format.filterMatching {
+                case .exact: add(value)
+                case .anyCase: for spelling in [value, value.uppercased(), value.lowercased()] { add(spelling) }
+                }
+            case .object(let members):
+                // The first member is read as sent or percent-decoded (a Web Push endpoint is a URL).
+                guard let first = members.first else { continue }
+                for spelling in Self.spellings(values[first.element.lowercased()] ?? "") {
+                    var object: [String: JSONValue] = [first.key: .string(spelling)]
+                    for member in members.dropFirst() { object[member.key] = .string(values[member.element.lowercased()] ?? "") }
+                    add(PushChannel.object(object).storageKey)
+                }
             }
-            return .channel(handles: handles, platforms: [Platform("browser")])
         }
-        guard clauses.count == 1, let (field, value) = clauses.first else { throw unsupported }
-        switch field.lowercased() {
-        case "channeluri": return .channel(handles: Self.spellings(value), platforms: nil)
-        case "devicetoken":
-            var handles: [String] = []
-            for handle in [value, value.uppercased(), value.lowercased()] where !handles.contains(handle) { handles.append(handle) }
-            return .channel(handles: handles, platforms: [.apns])
-        case "gcmregistrationid": return .channel(handles: [value], platforms: [.gcm])
-        case "fcmv1registrationid": return .channel(handles: [value], platforms: [.fcmv1])
-        default: throw unsupported
-        }
+        return .channel(handles: handles, platforms: matching.map(\.platform))
     }
 
     /// A literal as sent and, when it holds percent-escapes that decode to another text, as decoded.
@@ -244,7 +258,7 @@ struct RegistrationsController {
         var registrant = Registrant.unrestricted
         if let filter = parameters.filter {
             registrant = try context.registrant()
-            query = try Self.registrationQuery(filter: filter)
+            query = try Self.registrationQuery(filter: filter, formats: hub.installations.registrationXML.formats)
         } else {
             try context.require(.manage)
         }
@@ -267,7 +281,7 @@ struct RegistrationsController {
         var headers: HTTPFields = [.contentType: RegistrationXML.feedContentType]
         if let next = page.next { headers[Self.continuationTokenHeader] = next.token }
         let url = api.origin(of: request) + request.uri.path
-        let xml = RegistrationXML.feed(page.registrations, url: url, updated: api.clock.now()) {
+        let xml = hub.installations.registrationXML.feed(page.registrations, url: url, updated: api.clock.now()) {
             registrationURL($0, hub: hub, request: request)
         }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: xml)))

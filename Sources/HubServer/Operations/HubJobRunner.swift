@@ -64,7 +64,7 @@ struct HubJobRunner: Sendable {
             try Task.checkCancellation()
             let page = try await hub.installations.registrations(
                 .all, after: cursor, limit: Self.exportPageSize, reachableBy: .unrestricted)
-            lines += page.registrations.map(RegistrationXML.description)
+            lines += page.registrations.map(hub.installations.registrationXML.description)
             cursor = page.next
         } while cursor != nil
         try write(lines, to: job.outputFile, in: container)
@@ -88,7 +88,7 @@ struct HubJobRunner: Sendable {
             if text.isEmpty { continue }
             do {
                 let stored = try await apply(job.kind, line: text)
-                succeeded.append(stored.map(RegistrationXML.description) ?? text)
+                succeeded.append(stored.map(hub.installations.registrationXML.description) ?? text)
             } catch let error as HubError {
                 failed.append("\(index + 1): \(error.code.rawValue): \(error.message)")
             }
@@ -106,7 +106,7 @@ struct HubJobRunner: Sendable {
     /// any other error fails the job.
     private func apply(_ kind: HubJob.Kind, line: String) async throws -> Registration? {
         let element = try XMLReader().parse(line)
-        let registration = try RegistrationXML.parseDescription(element).registration
+        let registration = try hub.installations.registrationXML.parseDescription(element).registration
         switch kind {
         case .importCreateRegistrations:
             return try await hub.installations.createRegistration(registration)

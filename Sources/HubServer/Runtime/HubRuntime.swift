@@ -43,12 +43,17 @@ public final class HubRuntime: Sendable {
         public var metrics: PrometheusCollectorRegistry?
         /// The HTTP client feedback webhooks post with.
         public var webhookClient: HTTPClient
+        /// The registration descriptions of every platform plugin the process has (``AdapterRegistry/registrationFormats``):
+        /// a description of one a hub does not serve is answered `UnknownPlatform`.
+        public var registrationFormats: [RegistrationFormat]
 
         /// Options; the node name defaults to ``HubNode/defaultName``.
         public init(
             nodeName: String = HubNode.defaultName, clock: any WallClock = SystemWallClock(), logger: Logger,
-            metrics: PrometheusCollectorRegistry? = nil, webhookClient: HTTPClient = .shared
+            metrics: PrometheusCollectorRegistry? = nil, webhookClient: HTTPClient = .shared,
+            registrationFormats: [RegistrationFormat] = []
         ) {
+            self.registrationFormats = registrationFormats
             self.nodeName = nodeName
             self.clock = clock
             self.logger = logger
@@ -116,7 +121,7 @@ public final class HubRuntime: Sendable {
         for settings in configuration.hubs {
             let adapters = try Self.makeAdapters(settings, reusing: [], logger: options.logger)
             let hub = try await Hub.open(
-                configuration: HubConfiguration(settings: settings, adapters: try AdapterSet(adapters.map(\.adapter))),
+                configuration: HubConfiguration(settings: settings, adapters: try AdapterSet(adapters.map(\.adapter), knownRegistrationFormats: options.registrationFormats)),
                 clock: options.clock, nodeName: options.nodeName, logger: options.logger)
             hubs.append(hub)
             let worker = workerHost.start([hub])
@@ -203,7 +208,7 @@ public final class HubRuntime: Sendable {
             do {
                 let existing = units[settings.name]?.adapters ?? []
                 let adapters = try Self.makeAdapters(settings, reusing: existing, logger: options.logger)
-                let set = try AdapterSet(adapters.map(\.adapter))
+                let set = try AdapterSet(adapters.map(\.adapter), knownRegistrationFormats: options.registrationFormats)
                 let configuration = HubConfiguration(settings: settings, adapters: set)
                 if let unit = units[settings.name] {
                     let old = unit.hub.configuration

@@ -9,9 +9,14 @@ public struct AdapterSet: Sendable {
     /// The `ServiceBusNotification-*` send headers some adapter reads (lower-cased), which the API passes on:
     /// gathered once here, since every send asks.
     public let serviceBusHeaders: Set<String>
+    /// Reads and writes Azure's registration descriptions of the platforms whose adapters declare a
+    /// ``RegistrationFormat``.
+    public let registrationXML: RegistrationXML
 
-    /// Indexes adapters. Throws when two adapters claim the same platform.
-    public init(_ adapters: [any PlatformAdapter]) throws(HubError) {
+    /// Indexes adapters. Throws when two adapters claim the same platform. `knownRegistrationFormats` are the
+    /// registration descriptions of every plugin the process has (``AdapterRegistry/registrationFormats``), so that a
+    /// description of a platform these adapters do not serve is refused as such.
+    public init(_ adapters: [any PlatformAdapter], knownRegistrationFormats: [RegistrationFormat] = []) throws(HubError) {
         var byPlatform: [Platform: Int] = [:]
         var byFormat: [NotificationFormat: [Platform]] = [:]
         for (index, adapter) in adapters.enumerated() {
@@ -29,6 +34,15 @@ public struct AdapterSet: Sendable {
         self.byPlatform = byPlatform
         self.byFormat = byFormat
         serviceBusHeaders = Set(adapters.flatMap { $0.descriptor.serviceBusHeaders.map { $0.lowercased() } })
+        var formats: [RegistrationFormat] = []
+        for format in adapters.flatMap({ $0.descriptor.registrationFormats }) {
+            if let other = formats.first(where: { $0.platform == format.platform || $0.prefix == format.prefix }) {
+                throw HubError(
+                    .conflict, "two adapters describe registrations of '\(other.platform)' or '\(other.prefix)'; keep one")
+            }
+            formats.append(format)
+        }
+        registrationXML = RegistrationXML(formats: formats, unserved: knownRegistrationFormats)
     }
 
     /// The adapter that delivers to a platform.
@@ -112,6 +126,11 @@ public struct AdapterSet: Sendable {
     public func telemetryName(for platform: Platform) -> String {
         (adapter(for: platform)?.descriptor ?? PlatformDescriptor(
             platforms: [], formats: [:], templateFormats: [:], maximumPayloadBytes: 0)).telemetryName(for: platform)
+    }
+
+    /// The console's sample notification of a format, from the adapter that accepts it.
+    public func sample(for format: NotificationFormat) -> NotificationSample? {
+        adapters.lazy.compactMap { $0.descriptor.samples[format] }.first
     }
 
     /// Validates a notification: its format is accepted and every adapter it reaches accepts its body.

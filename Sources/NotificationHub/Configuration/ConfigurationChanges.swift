@@ -99,7 +99,7 @@ extension HubsConfiguration {
             add(
                 prefix + "securePush",
                 hub.securePush.map {
-                    "\($0.encryptionKey.withUnsafeBytes { Array($0) })|\($0.defaultTimeToLiveSeconds)|\($0.maximumTimeToLiveSeconds)|\($0.apnsStyle)|\($0.alertText)|\($0.purgeIntervalSeconds)"
+                    "\($0.encryptionKey.withUnsafeBytes { Array($0) })|\($0.defaultTimeToLiveSeconds)|\($0.maximumTimeToLiveSeconds)|\($0.announcementStyle)|\($0.alertText)|\($0.purgeIntervalSeconds)"
                 } ?? "none")
             add(
                 prefix + "feedback",

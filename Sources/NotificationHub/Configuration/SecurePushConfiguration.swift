@@ -7,7 +7,7 @@ import Foundation
 /// securePush:
 ///   encryptionKey: {env: HUB_SECURE_KEY}   # 32 bytes, base64 (AES-256-GCM); `hub token --new-key` prints one
 ///   defaultTimeToLiveSeconds: 86400
-///   apnsStyle: background                  # or alert (mutable-content + placeholder text)
+///   announcementStyle: background          # or alert: platforms that can show placeholder text do
 ///   alertText: "You have a new secure message"
 /// ```
 ///
@@ -20,8 +20,8 @@ public struct SecurePushConfiguration: Sendable {
     public var defaultTimeToLiveSeconds: Double
     /// The longest time-to-live a sender may ask for.
     public var maximumTimeToLiveSeconds: Double
-    /// What an APNs device receives.
-    public var apnsStyle: APNsStyle
+    /// How devices are told of a secure notification; each adapter announces in the style its platform can carry.
+    public var announcementStyle: AnnouncementStyle
     /// The placeholder text of the `alert` style.
     public var alertText: String
     /// Seconds between purges of expired secure notifications.
@@ -31,24 +31,25 @@ public struct SecurePushConfiguration: Sendable {
     @available(*, deprecated, renamed: "DeviceAuthentication")
     public typealias Authentication = DeviceAuthentication
 
-    /// How an APNs device is told about a secure notification.
-    public enum APNsStyle: String, Sendable, Hashable {
-        /// A silent background push (`content-available: 1`, priority 5).
+    /// How a device is told about a secure notification.
+    public enum AnnouncementStyle: String, Sendable, Hashable {
+        /// A silent background push carrying only the id.
         case background
-        /// A visible alert with `mutable-content: 1` and placeholder text, replaced by a notification service extension.
+        /// A visible alert with ``alertText`` as a placeholder, on platforms whose adapter can show one (the app
+        /// replaces it with the fetched payload); a silent push elsewhere.
         case alert
     }
 
     /// Creates settings in code.
     public init(
         encryptionKey: SymmetricKey, defaultTimeToLiveSeconds: Double = 86_400,
-        maximumTimeToLiveSeconds: Double = 30 * 86_400, apnsStyle: APNsStyle = .background,
+        maximumTimeToLiveSeconds: Double = 30 * 86_400, announcementStyle: AnnouncementStyle = .background,
         alertText: String = "You have a new secure message", purgeIntervalSeconds: Double = 60
     ) {
         self.encryptionKey = encryptionKey
         self.defaultTimeToLiveSeconds = defaultTimeToLiveSeconds
         self.maximumTimeToLiveSeconds = maximumTimeToLiveSeconds
-        self.apnsStyle = apnsStyle
+        self.announcementStyle = announcementStyle
         self.alertText = alertText
         self.purgeIntervalSeconds = purgeIntervalSeconds
     }
@@ -70,7 +71,9 @@ public struct SecurePushConfiguration: Sendable {
         if defaultTTL > maximumTTL {
             node.child("defaultTimeToLiveSeconds").report("defaultTimeToLiveSeconds must not exceed maximumTimeToLiveSeconds")
         }
-        let style = APNsStyle(rawValue: node.choice("apnsStyle", ["background", "alert"], default: "background")) ?? .background
+        // `apnsStyle` is the key's former name, still read when `announcementStyle` is absent.
+        let styleKey = node.child("announcementStyle").isPresent || !node.child("apnsStyle").isPresent ? "announcementStyle" : "apnsStyle"
+        let style = AnnouncementStyle(rawValue: node.choice(styleKey, ["background", "alert"], default: "background")) ?? .background
         let alertText = node.string("alertText", default: "You have a new secure message")
         let purge = node.seconds("purgeIntervalSeconds", default: 60, in: 1...86_400)
 
@@ -85,7 +88,7 @@ public struct SecurePushConfiguration: Sendable {
         guard let key else { return nil }
         self.init(
             encryptionKey: key, defaultTimeToLiveSeconds: defaultTTL,
-            maximumTimeToLiveSeconds: maximumTTL, apnsStyle: style, alertText: alertText, purgeIntervalSeconds: purge)
+            maximumTimeToLiveSeconds: maximumTTL, announcementStyle: style, alertText: alertText, purgeIntervalSeconds: purge)
     }
 }
 
@@ -94,7 +97,7 @@ extension SecurePushConfiguration: Equatable {
     public static func == (lhs: SecurePushConfiguration, rhs: SecurePushConfiguration) -> Bool {
         lhs.encryptionKey.withUnsafeBytes { Array($0) } == rhs.encryptionKey.withUnsafeBytes { Array($0) }
             && lhs.defaultTimeToLiveSeconds == rhs.defaultTimeToLiveSeconds
-            && lhs.maximumTimeToLiveSeconds == rhs.maximumTimeToLiveSeconds && lhs.apnsStyle == rhs.apnsStyle
+            && lhs.maximumTimeToLiveSeconds == rhs.maximumTimeToLiveSeconds && lhs.announcementStyle == rhs.announcementStyle
             && lhs.alertText == rhs.alertText && lhs.purgeIntervalSeconds == rhs.purgeIntervalSeconds
     }
 }

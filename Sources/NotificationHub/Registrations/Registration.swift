@@ -64,35 +64,57 @@ public struct RegistrationTemplate: Hashable, Sendable, Codable {
     public var name: String?
     /// The body with template expressions (`BodyTemplate`).
     public var body: String
-    /// The expiry expression (`Expiry`, Apple only).
+    /// The expiry expression (`Expiry`, for formats whose template form has it).
     public var expiry: String?
-    /// The APNs priority (`Priority`, Apple only), sent as `apns-priority`.
+    /// The priority (`Priority`, for formats whose template form has it), sent as ``priorityHeader``.
     public var priority: String?
-    /// Headers sent with the rendered notification (`ApnsHeaders` or `WnsHeaders`), in the order given.
+    /// Headers sent with the rendered notification (the format's header list, e.g. `WnsHeaders`), in the order given.
     public var headers: [RegistrationHeader]
+    /// The header ``priority`` is sent as, from the registration's format (``RegistrationFormat/priority``). Set by
+    /// the reader and the installation service; not part of the description, so neither stored nor compared.
+    public var priorityHeader: String? = nil
 
     /// Creates a template.
     public init(
         name: String? = nil, body: String, expiry: String? = nil, priority: String? = nil,
-        headers: [RegistrationHeader] = []
+        headers: [RegistrationHeader] = [], priorityHeader: String? = nil
     ) {
         self.name = name
         self.body = body
         self.expiry = expiry
         self.priority = priority
         self.headers = headers
+        self.priorityHeader = priorityHeader
     }
 
-    /// The template as an installation template, which is how the dispatcher renders it.
+    enum CodingKeys: String, CodingKey {
+        case name, body, expiry, priority, headers
+    }
+
+    public static func == (lhs: RegistrationTemplate, rhs: RegistrationTemplate) -> Bool {
+        lhs.name == rhs.name && lhs.body == rhs.body && lhs.expiry == rhs.expiry && lhs.priority == rhs.priority
+            && lhs.headers == rhs.headers
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(body)
+        hasher.combine(expiry)
+        hasher.combine(priority)
+        hasher.combine(headers)
+    }
+
+    /// The template as an installation template, which is how the dispatcher renders it: the priority joins the
+    /// headers under ``priorityHeader``.
     public var installationTemplate: InstallationTemplate {
         var headers: [String: String] = [:]
         for header in self.headers { headers[header.name] = header.value }
-        if let priority { headers["apns-priority"] = priority }
+        if let priority, let priorityHeader { headers[priorityHeader] = priority }
         return InstallationTemplate(body: body, headers: headers, expiry: expiry)
     }
 }
 
-/// One header of a template registration (`<ApnsHeader>` or `<WnsHeader>`: `<Header>` and `<Value>`).
+/// One header of a template registration (an item of the format's header list: `<Header>` and `<Value>`).
 public struct RegistrationHeader: Hashable, Sendable, Codable {
     /// The header name, e.g. `X-WNS-Type`.
     public var name: String

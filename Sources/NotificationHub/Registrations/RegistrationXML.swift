@@ -10,7 +10,39 @@ import Foundation
 ///
 /// `PushVariables` holds a JSON object of strings as its text, as Azure's SDKs write it:
 /// `<PushVariables>{"firstName":"Alice"}</PushVariables>`.
-public enum RegistrationXML {
+///
+/// Which descriptions exist comes from the adapters: a value reads and writes the ``RegistrationFormat``s it was
+/// made with (``AdapterSet/registrationXML``), and the core names no platform.
+public struct RegistrationXML: Sendable {
+    /// The formats read and written, in the adapters' order.
+    public let formats: [RegistrationFormat]
+    /// Formats of platforms this process has plugins for that the hub does not serve: their descriptions are
+    /// answered ``HubError/Code/unknownPlatform`` rather than as unknown elements.
+    public let unserved: [RegistrationFormat]
+
+    /// A reader and writer of `formats`; descriptions in `unserved` formats are refused as platforms not served.
+    public init(formats: [RegistrationFormat], unserved: [RegistrationFormat] = []) {
+        self.formats = formats
+        self.unserved = unserved.filter { format in !formats.contains { $0.prefix == format.prefix } }
+    }
+
+    /// The format of a description element name, and whether it is the template form.
+    public func format(named element: String) -> (format: RegistrationFormat, template: Bool)? {
+        for format in formats {
+            if element == format.nativeElement { return (format, false) }
+            if element == format.templateElement { return (format, true) }
+        }
+        return nil
+    }
+
+    /// The format registrations of `platform` use, if the hub can describe that platform.
+    public func format(of platform: Platform) -> RegistrationFormat? {
+        formats.first { $0.platform == platform }
+    }
+
+    /// Every description element name, for error messages.
+    public var elementNames: [String] { formats.flatMap { [$0.nativeElement, $0.templateElement] } }
+
     /// The Atom namespace.
     public static let atomNamespace = "http://www.w3.org/2005/Atom"
     /// The namespace of registration descriptions.
@@ -47,65 +79,71 @@ public enum RegistrationXML {
     /// caller can compare it with the URL.
     /// - Throws: ``HubError`` (``HubError/Code/invalidXML`` or ``HubError/Code/invalidRegistration``) naming the
     ///   element at fault.
-    public static func parseEntry(_ bytes: some Collection<UInt8>, limits: XMLReader.Limits = .init()) throws(HubError) -> Parsed {
+    public func parseEntry(_ bytes: some Collection<UInt8>, limits: XMLReader.Limits = .init()) throws(HubError) -> Parsed {
         let root = try XMLReader(limits: limits).parse(bytes)
-        guard root.name == "entry", root.namespace == atomNamespace || root.namespace.isEmpty else {
-            throw invalid("the body must be an Atom <entry> (namespace \(atomNamespace)); its root element is <\(root.name)>")
+        guard root.name == "entry", root.namespace == Self.atomNamespace || root.namespace.isEmpty else {
+            throw Self.invalid("the body must be an Atom <entry> (namespace \(Self.atomNamespace)); its root element is <\(root.name)>")
         }
         let contents = root.children.filter { $0.name == "content" && $0.namespace == root.namespace }
         guard contents.count == 1, let content = contents.first else {
-            throw invalid("the <entry> must hold exactly one <content type=\"application/xml\"> element")
+            throw Self.invalid("the <entry> must hold exactly one <content type=\"application/xml\"> element")
         }
         if let type = content.attribute("type"), !type.lowercased().hasSuffix("xml") {
-            throw invalid("<content> must have type=\"application/xml\", not '\(type)'")
+            throw Self.invalid("<content> must have type=\"application/xml\", not '\(type)'")
         }
         guard content.children.count == 1, let description = content.children.first else {
-            throw invalid(
-                "<content> must hold exactly one registration description, e.g. <AppleRegistrationDescription>; it holds \(content.children.count)")
+            throw Self.invalid(
+                "<content> must hold exactly one registration description (\(elementNames.prefix(2).map { "<\($0)>" }.joined(separator: ", ")), …); it holds \(content.children.count)")
         }
         return try parseDescription(description)
     }
 
     /// Parses a description element.
-    public static func parseDescription(_ element: XMLElement) throws(HubError) -> Parsed {
+    public func parseDescription(_ element: XMLElement) throws(HubError) -> Parsed {
         var name = element.name
-        if name == "RegistrationDescription", let type = element.attribute("type", namespace: instanceNamespace) {
+        if name == "RegistrationDescription", let type = element.attribute("type", namespace: Self.instanceNamespace) {
             name = String(type.split(separator: ":").last ?? "")
         }
-        guard descriptionNamespaces.contains(element.namespace) else {
-            throw invalid("<\(element.name)> must be in the namespace \(descriptionNamespace), not '\(element.namespace)'")
+        guard Self.descriptionNamespaces.contains(element.namespace) else {
+            throw Self.invalid("<\(element.name)> must be in the namespace \(Self.descriptionNamespace), not '\(element.namespace)'")
         }
-        guard let (format, isTemplate) = RegistrationFormat.named(name) else {
-            throw invalid(
-                "<\(name)> is not a registration description this hub knows; use one of: \(RegistrationFormat.elementNames.joined(separator: ", "))")
+        if let other = unserved.first(where: { name == $0.nativeElement || name == $0.templateElement }) {
+            let served = formats.map(\.platform.name)
+            throw HubError(
+                .unknownPlatform,
+                "the platform '\(other.platform)' of <\(name)> is not served by this hub; use one of: \(served.joined(separator: ", "))")
+        }
+        guard let (format, isTemplate) = self.format(named: name) else {
+            throw Self.invalid(
+                "<\(name)> is not a registration description this hub knows; use one of: \(elementNames.joined(separator: ", "))")
         }
         var allowed = ["ETag", "ExpirationTime", "RegistrationId", "Tags", "PushVariables"] + format.channelElements
-        if isTemplate { allowed += ["BodyTemplate"] + format.templateElements.map(\.rawValue) }
+        if isTemplate { allowed += ["BodyTemplate"] + format.templateElements.map(\.name) }
         let unsupported: [String: String] = [
             "SecondaryTileName": "secondary tiles are not supported"
         ]
 
         var values: [String: XMLElement] = [:]
         for child in element.children {
-            guard descriptionNamespaces.contains(child.namespace) else {
-                throw invalid("<\(child.name)> in <\(name)> must be in the namespace \(descriptionNamespace)")
+            guard Self.descriptionNamespaces.contains(child.namespace) else {
+                throw Self.invalid("<\(child.name)> in <\(name)> must be in the namespace \(Self.descriptionNamespace)")
             }
             if let reason = unsupported[child.name] {
-                throw invalid("<\(child.name)> in <\(name)>: \(reason)")
+                throw Self.invalid("<\(child.name)> in <\(name)>: \(reason)")
             }
             guard allowed.contains(child.name) else {
-                throw invalid("<\(child.name)> is not an element of <\(name)>; it may hold: \(allowed.joined(separator: ", "))")
+                throw Self.invalid("<\(child.name)> is not an element of <\(name)>; it may hold: \(allowed.joined(separator: ", "))")
             }
-            guard values[child.name] == nil else { throw invalid("<\(child.name)> appears twice in <\(name)>") }
-            if child.attribute("nil", namespace: instanceNamespace) == "true" {
+            guard values[child.name] == nil else { throw Self.invalid("<\(child.name)> appears twice in <\(name)>") }
+            if child.attribute("nil", namespace: Self.instanceNamespace) == "true" {
                 guard child.children.isEmpty, child.text.allSatisfy(\.isWhitespace) else {
-                    throw invalid("<\(child.name) i:nil=\"true\"> must be empty")
+                    throw Self.invalid("<\(child.name) i:nil=\"true\"> must be empty")
                 }
                 continue
             }
-            if child.name != "ApnsHeaders" && child.name != "WnsHeaders" {
+            if !format.headerLists.contains(where: { $0.list == child.name }) {
                 guard child.children.isEmpty else {
-                    throw invalid("<\(child.name)> in <\(name)> must hold text, not the element <\(child.children[0].name)>")
+                    throw Self.invalid("<\(child.name)> in <\(name)> must hold text, not the element <\(child.children[0].name)>")
                 }
             }
             values[child.name] = child
@@ -113,7 +151,7 @@ public enum RegistrationXML {
 
         func text(_ key: String) -> String? { values[key]?.text }
         func required(_ key: String) throws(HubError) -> String {
-            guard let value = text(key), !value.isEmpty else { throw invalid("<\(name)> needs a non-empty <\(key)>") }
+            guard let value = text(key), !value.isEmpty else { throw Self.invalid("<\(name)> needs a non-empty <\(key)>") }
             return value
         }
 
@@ -121,43 +159,42 @@ public enum RegistrationXML {
         switch format.channel {
         case .element(let key):
             pushChannel = .handle(try required(key))
-        case .browser:
-            pushChannel = .object([
-                "endpoint": .string(try required("Endpoint")), "p256dh": .string(try required("P256DH")),
-                "auth": .string(try required("Auth")),
-            ])
+        case .object(let members):
+            var object: [String: JSONValue] = [:]
+            for member in members { object[member.key] = .string(try required(member.element)) }
+            pushChannel = .object(object)
         }
 
         var tags: [String] = []
         if let list = text("Tags") {
             for piece in list.split(separator: ",", omittingEmptySubsequences: false) {
                 let tag = piece.trimmingCharacters(in: .whitespacesAndNewlines)
-                guard !tag.isEmpty else { throw invalid("<Tags> must be a comma-separated list of tags without empty entries") }
+                guard !tag.isEmpty else { throw Self.invalid("<Tags> must be a comma-separated list of tags without empty entries") }
                 if !tags.contains(tag) { tags.append(tag) }
             }
         }
 
         var pushVariables: [String: String] = [:]
         if let text = text("PushVariables"), !text.allSatisfy(\.isWhitespace) {
-            pushVariables = try parsePushVariables(text)
+            pushVariables = try Self.parsePushVariables(text)
         }
 
         var template: RegistrationTemplate?
         if isTemplate {
             guard let body = text("BodyTemplate"), !body.allSatisfy(\.isWhitespace) else {
-                throw invalid("<\(name)> needs a <BodyTemplate>, e.g. <BodyTemplate><![CDATA[{\"aps\":{\"alert\":\"$(message)\"}}]]></BodyTemplate>")
+                throw Self.invalid("<\(name)> needs a <BodyTemplate> holding the platform's payload with $(property) expressions, in CDATA")
             }
             var headers: [RegistrationHeader] = []
-            for key in ["ApnsHeaders", "WnsHeaders"] {
+            for (key, item) in format.headerLists {
                 guard let list = values[key] else { continue }
-                headers = try parseHeaders(list, item: String(key.dropLast()))
+                headers = try Self.parseHeaders(list, item: item)
             }
             if let name = text("TemplateName"), name.isEmpty {
-                throw invalid("<TemplateName> must not be empty; leave it out instead")
+                throw Self.invalid("<TemplateName> must not be empty; leave it out instead")
             }
             template = RegistrationTemplate(
                 name: text("TemplateName"), body: body, expiry: text("Expiry"), priority: text("Priority"),
-                headers: headers)
+                headers: headers, priorityHeader: format.priority?.header)
         }
         let registration = Registration(
             registrationID: text("RegistrationId") ?? "", platform: format.platform, pushChannel: pushChannel,
@@ -219,8 +256,10 @@ public enum RegistrationXML {
     // MARK: Writing
 
     /// The description element of a registration, e.g. `<AppleRegistrationDescription …>…</…>`.
-    public static func description(_ registration: Registration) -> String {
-        guard let format = RegistrationFormat.of(registration.platform) else { return "" }
+    public func description(_ registration: Registration) -> String {
+        guard let format = self.format(of: registration.platform) else { return "" }
+        let neverExpires = Self.neverExpires, descriptionNamespace = Self.descriptionNamespace
+        let instanceNamespace = Self.instanceNamespace
         let element = registration.template == nil ? format.nativeElement : format.templateElement
         var xml = "<\(element) xmlns=\"\(descriptionNamespace)\" xmlns:i=\"\(instanceNamespace)\">"
         func add(_ name: String, _ value: String) { xml += "<\(name)>\(XMLText.escape(value))</\(name)>" }
@@ -238,10 +277,10 @@ public enum RegistrationXML {
         switch format.channel {
         case .element(let name):
             add(name, registration.pushChannel.storageKey)
-        case .browser:
+        case .object(let members):
             if case .object(let object) = registration.pushChannel {
-                for (name, key) in [("Endpoint", "endpoint"), ("P256DH", "p256dh"), ("Auth", "auth")] {
-                    if case .string(let value)? = object[key] { add(name, value) }
+                for member in members {
+                    if case .string(let value)? = object[member.key] { add(member.element, value) }
                 }
             }
         }
@@ -252,9 +291,8 @@ public enum RegistrationXML {
                 case .expiry: if let expiry = template.expiry { add("Expiry", expiry) }
                 case .templateName: if let name = template.name { add("TemplateName", name) }
                 case .priority: if let priority = template.priority { add("Priority", priority) }
-                case .apnsHeaders: if !template.headers.isEmpty { xml += headers(template.headers, "ApnsHeader") }
-                // Azure's SDKs require WnsHeaders in a Windows template description, so it is always written.
-                case .wnsHeaders: xml += headers(template.headers, "WnsHeader")
+                case .headers(_, let item, let writtenWhenEmpty):
+                    if writtenWhenEmpty || !template.headers.isEmpty { xml += Self.headers(template.headers, item) }
                 }
             }
         }
@@ -274,17 +312,17 @@ public enum RegistrationXML {
     public static func etagHeader(_ registration: Registration) -> String { "W/\"\(registration.etag)\"" }
 
     /// An Atom entry, as `GET /{hub}/registrations/{id}` answers. `url` is the registration's address.
-    public static func entry(_ registration: Registration, url: String) -> String {
+    public func entry(_ registration: Registration, url: String) -> String {
         "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
             + entryElement(registration, url: url, declaringAtom: true)
     }
 
-    static func entryElement(_ registration: Registration, url: String, declaringAtom: Bool) -> String {
-        let etag = XMLText.escapeAttribute(etagHeader(registration))
-        let atom = declaringAtom ? " xmlns=\"\(atomNamespace)\"" : ""
-        let updated = atomDate(registration.lastUpdate ?? Date())
-        let published = atomDate(registration.createdAt ?? registration.lastUpdate ?? Date())
-        return "<entry a:etag=\"\(etag)\"\(atom) xmlns:a=\"\(metadataNamespace)\">"
+    func entryElement(_ registration: Registration, url: String, declaringAtom: Bool) -> String {
+        let etag = XMLText.escapeAttribute(Self.etagHeader(registration))
+        let atom = declaringAtom ? " xmlns=\"\(Self.atomNamespace)\"" : ""
+        let updated = Self.atomDate(registration.lastUpdate ?? Date())
+        let published = Self.atomDate(registration.createdAt ?? registration.lastUpdate ?? Date())
+        return "<entry a:etag=\"\(etag)\"\(atom) xmlns:a=\"\(Self.metadataNamespace)\">"
             + "<id>\(XMLText.escape(url))</id><title type=\"text\">\(XMLText.escape(registration.registrationID))</title>"
             + "<published>\(published)</published><updated>\(updated)</updated>"
             + "<link rel=\"self\" href=\"\(XMLText.escapeAttribute(url))\"/>"
@@ -293,12 +331,12 @@ public enum RegistrationXML {
 
     /// An Atom feed of registrations, as the listings answer. `url` is the feed's address; `registrationURL` gives
     /// each registration's address.
-    public static func feed(
+    public func feed(
         _ registrations: [Registration], url: String, updated: Date, registrationURL: (Registration) -> String
     ) -> String {
-        var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><feed xmlns=\"\(atomNamespace)\">"
+        var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><feed xmlns=\"\(Self.atomNamespace)\">"
         xml += "<title type=\"text\">Registrations</title><id>\(XMLText.escape(url))</id>"
-        xml += "<updated>\(atomDate(updated))</updated><link rel=\"self\" href=\"\(XMLText.escapeAttribute(url))\"/>"
+        xml += "<updated>\(Self.atomDate(updated))</updated><link rel=\"self\" href=\"\(XMLText.escapeAttribute(url))\"/>"
         for registration in registrations {
             xml += entryElement(registration, url: registrationURL(registration), declaringAtom: false)
         }

@@ -1,5 +1,8 @@
 /// Registrations (Azure's older device model): validated like installations, stored beside them.
 extension InstallationService {
+    /// Reads and writes the registration descriptions of the hub's adapters (as its configuration stands now).
+    public var registrationXML: RegistrationXML { configuration.adapters.registrationXML }
+
     /// A new registration id that no installation or registration of this hub uses yet. Nothing is stored.
     public func createRegistrationID() async throws -> String {
         while true {
@@ -32,6 +35,7 @@ extension InstallationService {
         try validate(registration)
         try authorize(registration, as: registrant)
         var stored = registration
+        stored.template?.priorityHeader = configuration.adapters.registrationXML.format(of: registration.platform)?.priority?.header
         stored.installationID = nil
         stored.expirationTime = nil
         stored.userID = nil
@@ -42,16 +46,22 @@ extension InstallationService {
     /// not exist or is out of reach, which callers must not tell apart.
     public func registration(id: String, as registrant: Registrant = .unrestricted) async throws -> Registration? {
         guard let registration = try await core.installationStore.registration(id: id),
-            registrant.reaches(owner: registration.userID)
+            registrant.reaches(owner: registration.userID),
+            registrationXML.format(of: registration.platform) != nil
         else { return nil }
         return registration
     }
 
-    /// A page of the registrations `registrant` reaches: stored registrations and installations' projections.
+    /// A page of the registrations `registrant` reaches: stored registrations and installations' projections, of
+    /// platforms with a registration description. A page may hold fewer than `limit` and still have a next one.
     public func registrations(
         _ query: RegistrationQuery, after cursor: RegistrationCursor?, limit: Int, reachableBy registrant: Registrant
     ) async throws -> RegistrationPage {
-        try await core.installationStore.registrations(query, after: cursor, limit: limit, reachableBy: registrant)
+        var page = try await core.installationStore.registrations(query, after: cursor, limit: limit, reachableBy: registrant)
+        // Installations of a platform without a registration description (one Azure never had) project none.
+        let xml = registrationXML
+        page.registrations.removeAll { xml.format(of: $0.platform) == nil }
+        return page
     }
 
     /// Deletes a registration `registrant` reaches if `condition` holds; returns whether it was deleted (`false`
@@ -121,11 +131,18 @@ extension InstallationService {
                 throw HubError(error.code, "<TemplateName>: \(error.message)")
             }
         }
-        if let priority = template.priority, !["1", "5", "10"].contains(priority) {
-            throw HubError(.invalidRegistration, "<Priority> must be 10, 5 or 1 (apns-priority); got '\(priority.prefix(20))'")
-        }
-        if template.priority != nil, template.headers.contains(where: { $0.name.lowercased() == "apns-priority" }) {
-            throw HubError(.invalidRegistration, "give the priority once: as <Priority> or as an apns-priority <ApnsHeader>")
+        if let priority = template.priority {
+            guard let rule = configuration.adapters.registrationXML.format(of: registration.platform)?.priority else {
+                throw HubError(.invalidRegistration, "templates of platform '\(registration.platform)' have no <Priority>; leave it out")
+            }
+            guard rule.values.contains(priority) else {
+                throw HubError(
+                    .invalidRegistration,
+                    "<Priority> must be \(rule.values.joined(separator: ", ")) (\(rule.header)); got '\(priority.prefix(20))'")
+            }
+            if template.headers.contains(where: { $0.name.lowercased() == rule.header.lowercased() }) {
+                throw HubError(.invalidRegistration, "give the priority once: as <Priority> or as a \(rule.header) header")
+            }
         }
         do {
             _ = try Template(parsing: template.body)

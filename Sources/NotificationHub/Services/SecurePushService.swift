@@ -57,7 +57,7 @@ public struct SecurePushService: Sendable {
                 id: id, audience: audience.description, sealedPayload: sealed, createdAt: now, expiresAt: expiresAt,
                 readOnce: readOnce))
         var notificationIDs: [String] = []
-        let request = SecureAnnouncementRequest(id: id, alertText: settings.apnsStyle == .alert ? settings.alertText : nil)
+        let request = SecureAnnouncementRequest(id: id, alertText: settings.announcementStyle == .alert ? settings.alertText : nil)
         for announcement in configuration.adapters.secureAnnouncements(for: request) {
             var headers = announcement.headers
             headers["ServiceBusNotification-Expiry"] = HubDateFormat.string(from: expiresAt)

@@ -212,7 +212,6 @@ extension SQLInstallationStore {
                     userID: row.string("user_id"))
             ]
         }
-        guard RegistrationFormat.of(installation.platform) != nil else { return [] }
         let id = installation.installationID
         let routing = unique(installation.tags + installation.systemTags)
         var projections = [
