@@ -25,6 +25,8 @@ struct NotificationDetails: Encodable {
     /// Receipts devices reported, per platform and kind (`delivered`, `opened`, `dismissed`), beside the platforms'
     /// outcomes (JSON only).
     var receiptCounts: [String: [String: Int]]?
+    /// The W3C trace id of the send's trace, when the hub traced it (JSON only).
+    var traceId: String?
 
     init(record: NotificationRecord, location: String, targetPlatforms: [Platform]) {
         notificationId = record.notification.id
@@ -43,6 +45,7 @@ struct NotificationDetails: Encodable {
         outcomeCounts = counts
         reason = record.reason
         if case .tags(let expression) = record.notification.audience { tags = expression.description }
+        traceId = DeliveryTracing.traceID(of: record.notification)
     }
 
     /// Azure's XML; each platform's counts are in `<{name}OutcomeCounts>`, the name coming from its adapter (e.g.

@@ -171,6 +171,7 @@ components:
               properties:
                 name: {type: string}
                 count: {type: integer}
+        traceId: {type: string, description: "The W3C trace id of the send, when the hub traces (observability.tracing). JSON only."}
         receiptCounts:
           type: object
           description: "Receipts devices reported (POST /{hub}/receipts), per platform: {delivered, opened, dismissed} counts. JSON only."
@@ -414,6 +415,8 @@ paths:
         - {name: ServiceBusNotification-Tags, in: header, schema: {type: string}}
         - {name: ServiceBusNotification-DeviceHandle, in: header, schema: {type: string}}
         - {name: Idempotency-Key, in: header, schema: {type: string}}
+        - {name: traceparent, in: header, description: "W3C Trace Context of the sender's span; with observability.tracing the accept span continues it, and the 201 answers the accept span's traceparent. Never passed to platforms.", schema: {type: string}}
+        - {name: tracestate, in: header, schema: {type: string}}
       requestBody:
         required: true
         content:

@@ -79,6 +79,19 @@ import Testing
         #expect(response.status == .ok, "PUT installation \(id): \(text)")
     }
 
+    /// Reports a device's receipt through the API, as an app would.
+    static func receipt(base: String, notification: String, installation: String, kind: String) async throws {
+        var request = HTTPClientRequest(url: "\(base)/demo/receipts")
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: token(resource: "\(base)/demo"))
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(
+            ByteBuffer(string: #"{"notificationId":"\#(notification)","installationId":"\#(installation)","kind":"\#(kind)"}"#))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        _ = try await response.body.collect(upTo: 1 << 16)
+        #expect([.created, .ok].contains(response.status), "receipt \(kind) of \(installation): \(response.status)")
+    }
+
     /// A notification's state, from the hub's API.
     static func state(base: String, id: String) async throws -> String? {
         var request = HTTPClientRequest(url: "\(base)/demo/messages/\(id)")
@@ -358,6 +371,18 @@ import Testing
         }
         #expect(feedback.contains("ExpiredChannel") && feedback.contains("Unregistered"))
         try await browser.screenshot(to: output + "/08-fan-out-done.png")
+
+        // Devices report receipts; the notification's page shows them per platform beside the outcomes.
+        let notificationID = String(notificationPage.split(separator: "/").last ?? "")
+        for (index, kind) in [(0, "delivered"), (1, "delivered"), (1, "opened"), (2, "dismissed"), (2, "dismissed")] {
+            try await Self.receipt(base: base, notification: notificationID, installation: "device-\(index)", kind: kind)
+        }
+        #expect(try await browser.script("return document.getElementById('notification-receipts-section').hidden") as? Bool == true)
+        try await browser.script("location.hash = '#/notifications'")
+        try await browser.script("location.hash = arguments[0]", ["#/notifications/" + notificationID])
+        try await browser.waitForText("#notification-receipts", "apns")
+        let receipts = try await browser.text("#notification-receipts tbody").replacingOccurrences(of: "\t", with: " ")
+        #expect(receipts.contains("apns 2 1 1"), "\(receipts)")
 
         // The list of recent notifications shows it with its counts.
         try await browser.click("#nav a[data-page=notifications]")

@@ -209,6 +209,72 @@ import Testing
         }
     }
 
+    /// The code blocks of `docs/webhooks.md` of a language.
+    static func recipe(_ language: String) throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("docs/webhooks.md"), encoding: .utf8)
+        let start = try #require(text.range(of: "```\(language)\n"))
+        let end = try #require(text.range(of: "\n```", range: start.upperBound..<text.endIndex))
+        return String(text[start.upperBound..<end.lowerBound])
+    }
+
+    /// Runs a program; returns its standard output, trimmed.
+    static func run(_ arguments: [String], directory: String, environment: [String: String] = [:]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func theDocumentedRecipesVerifyARealDelivery() async throws {
+        let receiver = Receiver()
+        let delivery = try await Self.withReceiver(receiver) { port in
+            try await Self.run(try Self.webhooks(port: port, events: [.notificationCompleted])) { api in
+                try await api.request(.put, "/demo/installations/a", key: "listen", body: APITestHarness.installationJSON("a"))
+                _ = try await Self.send(api)
+                try await receiver.wait { $0.accepted.count >= 1 }
+                return try #require(receiver.accepted.first)
+            }
+        }
+        let directory = NSTemporaryDirectory() + "webhook-recipe-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try delivery.body.write(to: URL(fileURLWithPath: directory + "/body.json"))
+        var tampered = delivery.body
+        tampered.append(contentsOf: Array(" ".utf8))
+        try tampered.write(to: URL(fileURLWithPath: directory + "/tampered.json"))
+        let headers: [String: String] = [
+            WebhookSignature.timestampHeader: try #require(delivery.headers["hub-webhook-timestamp"]),
+            WebhookSignature.signatureHeader: try #require(delivery.headers["hub-webhook-signature"]),
+        ]
+        try JSONSerialization.data(withJSONObject: headers).write(to: URL(fileURLWithPath: directory + "/headers.json"))
+
+        // Python, as documented, over the raw body: the delivery verifies, a changed body does not.
+        let python = try Self.recipe("python") + """
+
+            import json, sys
+            headers = json.load(open("headers.json"))
+            print(verify(sys.argv[1].encode(), headers, open("body.json", "rb").read()),
+                  verify(sys.argv[1].encode(), headers, open("tampered.json", "rb").read()))
+            """
+        #expect(try Self.run(["python3", "-c", python, Self.secret], directory: directory) == "True False")
+
+        // The shell recipe prints the signature header's value.
+        let shell = try Self.recipe("sh")
+        let signed = try Self.run(
+            ["sh", "-c", shell], directory: directory,
+            environment: ["TIMESTAMP": headers[WebhookSignature.timestampHeader]!, "HUB_WEBHOOK_SECRET": Self.secret])
+        #expect(signed == headers[WebhookSignature.signatureHeader])
+    }
+
     @Test func replayPostsTheSameEventAgainAndTheRouteNeedsManage() async throws {
         let receiver = Receiver()
         try await Self.withReceiver(receiver) { port in

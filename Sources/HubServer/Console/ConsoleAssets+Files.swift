@@ -230,6 +230,13 @@ extension ConsoleAssets {
       <thead><tr><th>Platform</th><th>Outcome</th><th>Devices</th></tr></thead>
       <tbody></tbody>
     </table>
+    <div id="notification-receipts-section" hidden>
+      <h2>Receipts: what devices reported</h2>
+      <table id="notification-receipts">
+        <thead><tr><th>Platform</th><th>Delivered</th><th>Opened</th><th>Dismissed</th></tr></thead>
+        <tbody></tbody>
+      </table>
+    </div>
     <h2>Feedback: devices it failed to reach</h2>
     <table id="notification-feedback">
       <thead><tr><th>Time</th><th>Platform</th><th>Outcome</th><th>Reason</th><th>Installation</th><th>Device handle</th></tr></thead>
@@ -1390,7 +1397,16 @@ async function renderNotification() {
     ['Started', formatTime(data.startTime)],
     ['Finished', formatTime(data.endTime)],
     ['Reason', data.reason ? data.reason : undefined],
+    ['Trace', data.traceId ? h('code', { id: 'notification-trace', class: 'break' }, data.traceId) : undefined],
   ]);
+  const receipts = Object.entries(data.receiptCounts ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  $('notification-receipts-section').hidden = receipts.length === 0;
+  fill($('notification-receipts').tBodies[0], receipts.map(([platform, kinds]) => h('tr', {},
+    h('td', {}, platform),
+    h('td', { class: 'number' }, number(kinds.delivered ?? 0)),
+    h('td', { class: 'number' }, number(kinds.opened ?? 0)),
+    h('td', { class: 'number' }, number(kinds.dismissed ?? 0)),
+  )), 4, '');
   const rows = [];
   for (const platform of Object.keys(data.outcomeCounts ?? {}).sort()) {
     for (const { name, count } of data.outcomeCounts[platform]) {

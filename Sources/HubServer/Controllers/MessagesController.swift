@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Tracing
 import NIOCore
 import NotificationHub
 
@@ -194,6 +195,8 @@ struct SendRequest {
     static let reservedHeaders: Set<String> = [
         "authorization", "host", "content-length", "connection", "user-agent", "accept", "accept-encoding",
         "accept-language", "transfer-encoding", "expect", "te", "keep-alive", "idempotency-key", "trackingid",
+        // W3C trace context: the hub's own (the accept span's, when tracing is on), never a platform's.
+        "traceparent", "tracestate",
     ]
 
     /// Reads a send: format, passthrough headers and audience (`?direct` with a handle, a tag expression, or, with
@@ -274,12 +277,34 @@ struct SendRequest {
         {
             throw APIError.badRequest("InvalidIdempotencyKey", "Idempotency-Key must be 1–200 visible ASCII characters")
         }
-        let id = try await hub.sends.enqueue(
-            notification, scheduledTime: scheduleTime, idempotencyKey: idempotencyKey.map { "\(hub.name)/\($0)" })
+        let key = idempotencyKey.map { "\(hub.name)/\($0)" }
         let collection = scheduleTime == nil ? "messages" : "schedulednotifications"
-        let location = "\(origin)/\(hub.name)/\(collection)/\(id)"
-        return Response(
-            status: .created,
-            headers: [.location: location, HTTPField.Name("TrackingId")!: id, .contentLength: "0"])
+        guard let tracing = hub.tracing else {
+            let id = try await hub.sends.enqueue(notification, scheduledTime: scheduleTime, idempotencyKey: key)
+            return Response(
+                status: .created,
+                headers: [.location: "\(origin)/\(hub.name)/\(collection)/\(id)", HTTPField.Name("TrackingId")!: id, .contentLength: "0"])
+        }
+        // The accept span continues the sender's trace (its traceparent); its own context is stored with the
+        // notification, so the worker's spans join the trace, and answered as the 201's traceparent.
+        var parent = ServiceContext.topLevel
+        tracing.tracer.extract(request.headers, into: &parent, using: HTTPFieldsExtractor())
+        let notification = self.notification
+        return try await tracing.tracer.withSpan("notification.accept", context: parent, ofKind: .server) { span in
+            span.attributes["hub.name"] = hub.name
+            span.attributes["notification.format"] = notification.format.name
+            var traced = notification
+            let trace = tracing.headers(of: span.context)
+            for (name, value) in trace { traced.headers[name] = value }
+            let id = try await hub.sends.enqueue(traced, scheduledTime: scheduleTime, idempotencyKey: key)
+            span.attributes["notification.id"] = id
+            var headers: HTTPFields = [
+                .location: "\(origin)/\(hub.name)/\(collection)/\(id)", HTTPField.Name("TrackingId")!: id, .contentLength: "0",
+            ]
+            if let traceparent = trace[DeliveryTracing.traceparentHeader] {
+                headers[HTTPField.Name(DeliveryTracing.traceparentHeader)!] = traceparent
+            }
+            return Response(status: .created, headers: headers)
+        }
     }
 }

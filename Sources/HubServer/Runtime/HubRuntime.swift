@@ -97,6 +97,9 @@ public final class HubRuntime: Sendable {
     let adapterHost: ServiceHost
     let workerHost: ServiceHost
     let webhookHost: ServiceHost
+    /// The hubs' tracing and the service exporting its spans, when `observability.tracing` is configured.
+    let tracing: DeliveryTracing?
+    let tracingService: (any Service)?
     private let state: Mutex<(running: HubsConfiguration, units: [String: Unit])>
     /// One apply at a time.
     private let applying = AsyncSemaphore(permits: 1)
@@ -118,11 +121,15 @@ public final class HubRuntime: Sendable {
         self.status = status
         var units: [String: Unit] = [:]
         var hubs: [Hub] = []
+        // Off unless observability.tracing is configured: no tracer, no spans, no exporter.
+        let tracing = try configuration.tracing.map { try HubTracing.make($0, logger: options.logger) }
+        self.tracing = tracing?.tracing
+        self.tracingService = tracing?.service
         for settings in configuration.hubs {
             let adapters = try Self.makeAdapters(settings, reusing: [], logger: options.logger)
             let hub = try await Hub.open(
                 configuration: HubConfiguration(settings: settings, adapters: try AdapterSet(adapters.map(\.adapter), knownRegistrationFormats: options.registrationFormats)),
-                clock: options.clock, nodeName: options.nodeName, logger: options.logger)
+                clock: options.clock, nodeName: options.nodeName, tracing: tracing?.tracing, logger: options.logger)
             hubs.append(hub)
             let worker = workerHost.start([hub])
             let running = adapters.map {
@@ -141,7 +148,10 @@ public final class HubRuntime: Sendable {
 
     /// The long-lived services, in start order: adapters, hub workers, feedback webhooks, jobs. Run them in one
     /// `ServiceGroup` before the application (``makeApplication(onServerRunning:)``).
-    public var services: [any Service] { [adapterHost, workerHost, webhookHost, api.directory.operations] }
+    public var services: [any Service] {
+        // The span exporter starts first and stops last, so the spans of everything stopping before it are sent.
+        (tracingService.map { [$0] } ?? []) + [adapterHost, workerHost, webhookHost, api.directory.operations]
+    }
 
     /// The hubs served now.
     public var hubs: [Hub] { api.directory.hubs }
@@ -196,6 +206,7 @@ public final class HubRuntime: Sendable {
         var target = new
         target.server = running.server
         target.emulators = running.emulators
+        target.tracing = running.tracing
         for index in target.hubs.indices {
             if let old = running.hub(named: target.hubs[index].name) { target.hubs[index].storage = old.storage }
         }
@@ -223,7 +234,8 @@ public final class HubRuntime: Sendable {
                     built[settings.name] = (settings, adapters, set, entry)
                 } else {
                     let hub = try await Hub.open(
-                        configuration: configuration, clock: options.clock, nodeName: options.nodeName, logger: options.logger)
+                        configuration: configuration, clock: options.clock, nodeName: options.nodeName,
+                        tracing: tracing, logger: options.logger)
                     opened.append(hub)
                     built[settings.name] = (settings, adapters, set, try HubDirectory.Entry(hub: hub))
                 }

@@ -44,7 +44,8 @@ public struct ConfigurationChanges: Sendable, Equatable, Codable {
 
     /// Whether a part can change only with a restart.
     public static func needsRestart(_ path: String) -> Bool {
-        path.hasPrefix("server.") || path == "emulators" || (hubName(path) != nil && path.hasSuffix(":storage"))
+        path.hasPrefix("server.") || path == "emulators" || path == "observability.tracing"
+            || (hubName(path) != nil && path.hasSuffix(":storage"))
     }
 
     /// The parts one hub's Manage key may compare: the server's, the emulators' and that hub's own. Other hubs'
@@ -80,6 +81,12 @@ extension HubsConfiguration {
         add("server.console", "\(server.console)")
         add("server.nodeName", server.nodeName ?? "")
         if let emulators { add("emulators", String(reflecting: emulators)) }
+        if let tracing {
+            add(
+                "observability.tracing",
+                "\(tracing.endpoint.absoluteString)|\(tracing.serviceName)|\(tracing.batchSampleRatio)|"
+                    + tracing.headers.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&"))
+        }
         for hub in hubs {
             let prefix = "hubs.\(hub.name):"
             add(

@@ -21,6 +21,8 @@ public struct HubsConfiguration: Sendable, Equatable {
     public var referencedFiles: [String]
     /// The `emulators:` section as written (positions left out), or `nil` without one: it needs a restart to change.
     public var emulators: ConfigurationTree?
+    /// `observability.tracing`, if configured: where traces go. Read at start (a change needs a restart).
+    public var tracing: TracingConfiguration?
     /// The SHA-256 of the file's bytes, in hex (empty for a configuration not read from a file).
     public var sha256: String
 
@@ -50,6 +52,7 @@ public struct HubsConfiguration: Sendable, Equatable {
         self.sha256 = ""
         self.emulators = root.child("emulators").tree
         self.server = ServerConfiguration(root.child("server"))
+        self.tracing = TracingConfiguration(observability: root.child("observability"))
         var hubs: [HubSettings] = []
         let hubsNode = root.child("hubs")
         if !hubsNode.isPresent, root.problems.isEmpty {

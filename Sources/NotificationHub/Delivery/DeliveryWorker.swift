@@ -1,4 +1,5 @@
 import Foundation
+import Tracing
 import Logging
 import Metrics
 import ServiceLifecycle
@@ -353,6 +354,7 @@ public final class DeliveryWorker: Service, Sendable {
         var logger = logger
         logger[metadataKey: "notification.id"] = .string(id)
         logger[metadataKey: "notification.partition"] = "\(partition)"
+        if let traceID = DeliveryTracing.traceID(of: record.notification) { logger[metadataKey: "trace.id"] = .string(traceID) }
         if work.claims > Self.maximumClaims {
             await end(
                 id,
@@ -373,7 +375,23 @@ public final class DeliveryWorker: Service, Sendable {
             }
             let elapsed = record.startTime.map { started.timeIntervalSince($0) } ?? 0
             let window = Duration.seconds(max(0, current.configuration.delivery.abandonAfterSeconds - elapsed))
-            (summary, last, committedBefore) = try await deliver(work, using: current, abandonAfter: window)
+            if let tracing = core.tracing {
+                // The partition's span joins the trace the send started (its stored traceparent).
+                (summary, last, committedBefore) = try await tracing.tracer.withSpan(
+                    "notification.deliver", context: tracing.context(of: record.notification), ofKind: .consumer
+                ) { span in
+                    span.attributes["hub.name"] = core.name
+                    span.attributes["notification.id"] = id
+                    span.attributes["notification.partition"] = partition
+                    span.attributes["notification.claims"] = work.claims
+                    span.addEvent(SpanEvent(name: "claimed", attributes: ["hub.node": .string(owner)]))
+                    let done = try await deliver(work, using: current, abandonAfter: window)
+                    span.attributes["notification.targets"] = done.summary.total
+                    return done
+                }
+            } else {
+                (summary, last, committedBefore) = try await deliver(work, using: current, abandonAfter: window)
+            }
         } catch {
             if Task.isShuttingDownGracefully {
                 try? await notificationStore.releaseLease(id: id, partition: partition, owner: owner, now: clock.now())

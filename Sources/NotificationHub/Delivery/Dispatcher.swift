@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import Tracing
 
 /// Fans a notification out: resolves its audience from the store page by page, renders per-device payloads,
 /// groups deliveries by platform, hands batches to adapters with bounded concurrency, and retries retryable outcomes
@@ -14,6 +15,8 @@ public struct Dispatcher: Sendable {
     private(set) var limits: DeliveryLimits
     let clock: any WallClock
     let logger: Logger
+    /// The hub's tracing, when `observability.tracing` is configured.
+    var tracing: DeliveryTracing?
 
     /// Creates a dispatcher.
     public init(
@@ -36,6 +39,7 @@ public struct Dispatcher: Sendable {
         var next = Dispatcher(
             store: store, adapters: adapters, configuration: configuration, templates: templates, clock: clock, logger: logger)
         if limits.settings == DeliveryLimits.Settings(configuration) { next.limits = limits }
+        next.tracing = tracing
         return next
     }
 
@@ -53,12 +57,15 @@ public struct Dispatcher: Sendable {
         var failures: [DeliveryFailure] = []
         var expired: [ExpiredChannel] = []
         var replaced: [ChannelReplacement] = []
+        /// Adapter calls made for the deliveries (retries included).
+        var attempts = 0
 
         mutating func merge(_ other: PageResult) {
             summary.merge(other.summary)
             failures += other.failures
             expired += other.expired
             replaced += other.replaced
+            attempts += other.attempts
         }
     }
 
@@ -79,6 +86,10 @@ public struct Dispatcher: Sendable {
         abandonAfter: Duration? = nil,
         checkpoint: (@Sendable (DispatchCheckpoint) async throws -> Void)? = nil
     ) async throws -> DispatchSummary {
+        // The hub's own trace headers never reach a platform.
+        var notification = notification
+        notification.headers[DeliveryTracing.traceparentHeader] = nil
+        notification.headers[DeliveryTracing.tracestateHeader] = nil
         let started = ContinuousClock.now
         let deadline = started + (abandonAfter ?? .seconds(configuration.abandonAfterSeconds))
         let properties: TemplateProperties? =
@@ -129,7 +140,14 @@ public struct Dispatcher: Sendable {
                 await budget.acquire(deliveries.count)
                 @Sendable func delivered() async -> PageResult {
                     defer { budget.release(deliveries.count) }
-                    return await deliver(page: page, deliveries, calls: calls, context: context)
+                    guard let tracing else { return await deliver(page: page, deliveries, calls: calls, context: context) }
+                    return await tracing.tracer.withSpan("audience.page", ofKind: .internal) { span in
+                        span.attributes["page.index"] = page.index
+                        span.attributes["page.deliveries"] = deliveries.count
+                        let result = await deliver(page: page, deliveries, calls: calls, context: context)
+                        span.attributes["page.failed"] = result.failures.count
+                        return result
+                    }
                 }
                 if page.index == 0, page.end == nil {
                     // The only page (most sends to one user): delivered in this task, without a child task.
@@ -197,15 +215,39 @@ public struct Dispatcher: Sendable {
         if batches.count == 1 {
             // One batch (a send to one user's devices): delivered in this task.
             var result = page
-            result.merge(await deliver(batches[0], calls: calls, context: context))
+            result.merge(await traced(batches[0], index: 0, calls: calls, context: context))
             return result
         }
         return await withTaskGroup(of: PageResult.self) { group in
-            for batch in batches {
-                group.addTask { await deliver(batch, calls: calls, context: context) }
+            for (index, batch) in batches.enumerated() {
+                group.addTask { await traced(batch, index: index, calls: calls, context: context) }
             }
             var result = page
             for await done in group { result.merge(done) }
+            return result
+        }
+    }
+
+    /// Delivers one batch, in a span of its own when tracing records it (``DeliveryTracing/records(batch:)``): the
+    /// platform, the batch size, the adapter calls (retries included), the outcome counts and the first failure's
+    /// outcome and reason.
+    func traced(_ batch: Batch, index: Int, calls: AsyncSemaphore, context: DeliveryContext) async -> PageResult {
+        guard let tracing, tracing.records(batch: index) else { return await deliver(batch, calls: calls, context: context) }
+        return await tracing.tracer.withSpan("adapter.batch", ofKind: .client) { span in
+            span.attributes["push.platform"] = batch.platform.name
+            span.attributes["batch.index"] = index
+            span.attributes["batch.size"] = batch.deliveries.count
+            let result = await deliver(batch, calls: calls, context: context)
+            span.attributes["batch.attempts"] = result.attempts
+            span.attributes["batch.retries"] = max(0, result.attempts - 1)
+            for (platform, outcomes) in result.summary.counts where platform == batch.platform {
+                for (outcome, count) in outcomes { span.attributes["outcome.\(outcome.name)"] = count }
+            }
+            if let failure = result.failures.first {
+                span.attributes["failure.outcome"] = failure.outcome.name
+                if let reason = failure.reason { span.attributes["failure.reason"] = reason }
+                span.setStatus(SpanStatus(code: .error, message: failure.reason ?? failure.outcome.name))
+            }
             return result
         }
     }
@@ -366,6 +408,7 @@ public struct Dispatcher: Sendable {
             pending = retry
             attempt += 1
         }
+        result.attempts = attempt
         return result
     }
 

@@ -30,12 +30,13 @@ public final class Hub: Service, Sendable {
     public init(
         configuration: HubConfiguration, installations: any InstallationStore, notifications: any NotificationStore,
         secureNotifications: any SecureNotificationStore, database: (any HubDatabase)? = nil,
-        clock: any WallClock = SystemWallClock(), nodeName: String = HubNode.defaultName, logger: Logger
+        clock: any WallClock = SystemWallClock(), nodeName: String = HubNode.defaultName,
+        tracing: DeliveryTracing? = nil, logger: Logger
     ) {
         let core = HubCore(
             configuration: configuration, installationStore: installations, notificationStore: notifications,
             secureNotificationStore: secureNotifications, database: database, clock: clock, nodeName: nodeName,
-            logger: logger)
+            tracing: tracing, logger: logger)
         self.core = core
         self.installations = InstallationService(core: core)
         let worker = DeliveryWorker(core: core)
@@ -47,7 +48,7 @@ public final class Hub: Service, Sendable {
     /// Opens the hub's embedded database and creates the hub.
     public static func open(
         configuration: HubConfiguration, clock: any WallClock = SystemWallClock(), nodeName: String = HubNode.defaultName,
-        logger: Logger
+        tracing: DeliveryTracing? = nil, logger: Logger
     ) async throws -> Hub {
         let database = try await HubDatabases.open(storage: configuration.storage, logger: logger)
         return Hub(
@@ -55,11 +56,14 @@ public final class Hub: Service, Sendable {
             installations: SQLInstallationStore(database: database, clock: clock),
             notifications: SQLNotificationStore(database: database),
             secureNotifications: SQLSecureNotificationStore(database: database),
-            database: database, clock: clock, nodeName: nodeName, logger: logger)
+            database: database, clock: clock, nodeName: nodeName, tracing: tracing, logger: logger)
     }
 
     /// The hub's configuration now; a reload replaces it (``apply(_:)``).
     public var configuration: HubConfiguration { core.configuration }
+
+    /// The hub's tracing, when `observability.tracing` is configured.
+    public var tracing: DeliveryTracing? { core.tracing }
 
     /// The hub's outbox of webhook events; `nil` for a hub made on stores without a database.
     public var events: EventOutbox? { core.database.map(EventOutbox.init(database:)) }

@@ -16,6 +16,8 @@ final class HubCore: Sendable {
     let secureNotificationStore: any SecureNotificationStore
     /// The database the stores use, when the hub opened it (and closes it).
     let database: (any HubDatabase)?
+    /// The hub's tracing, when `observability.tracing` is configured.
+    let tracing: DeliveryTracing?
     let clock: any WallClock
     let logger: Logger
     /// This node's name (``HubNode/name``).
@@ -38,8 +40,10 @@ final class HubCore: Sendable {
     init(
         configuration: HubConfiguration, installationStore: any InstallationStore,
         notificationStore: any NotificationStore, secureNotificationStore: any SecureNotificationStore,
-        database: (any HubDatabase)?, clock: any WallClock, nodeName: String, logger: Logger
+        database: (any HubDatabase)?, clock: any WallClock, nodeName: String, tracing: DeliveryTracing? = nil,
+        logger: Logger
     ) {
+        self.tracing = tracing
         self.installationStore = installationStore
         self.notificationStore = notificationStore
         self.secureNotificationStore = secureNotificationStore
@@ -52,13 +56,12 @@ final class HubCore: Sendable {
         logger[metadataKey: "hub.name"] = .string(configuration.name)
         logger[metadataKey: "hub.node"] = .string(nodeName)
         self.logger = logger
+        var dispatcher = Dispatcher(
+            store: installationStore, adapters: configuration.adapters, configuration: configuration.delivery,
+            clock: clock, logger: logger)
+        dispatcher.tracing = tracing
         self.state = Mutex(
-            State(
-                configuration: configuration,
-                dispatcher: Dispatcher(
-                    store: installationStore, adapters: configuration.adapters, configuration: configuration.delivery,
-                    clock: clock, logger: logger),
-                generation: ConfigurationGeneration()))
+            State(configuration: configuration, dispatcher: dispatcher, generation: ConfigurationGeneration()))
     }
 
     /// The hub's configuration now.

@@ -905,7 +905,16 @@ async function renderNotification() {
     ['Started', formatTime(data.startTime)],
     ['Finished', formatTime(data.endTime)],
     ['Reason', data.reason ? data.reason : undefined],
+    ['Trace', data.traceId ? h('code', { id: 'notification-trace', class: 'break' }, data.traceId) : undefined],
   ]);
+  const receipts = Object.entries(data.receiptCounts ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  $('notification-receipts-section').hidden = receipts.length === 0;
+  fill($('notification-receipts').tBodies[0], receipts.map(([platform, kinds]) => h('tr', {},
+    h('td', {}, platform),
+    h('td', { class: 'number' }, number(kinds.delivered ?? 0)),
+    h('td', { class: 'number' }, number(kinds.opened ?? 0)),
+    h('td', { class: 'number' }, number(kinds.dismissed ?? 0)),
+  )), 4, '');
   const rows = [];
   for (const platform of Object.keys(data.outcomeCounts ?? {}).sort()) {
     for (const { name, count } of data.outcomeCounts[platform]) {
