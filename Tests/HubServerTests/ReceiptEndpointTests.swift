@@ -97,7 +97,7 @@ import Testing
             let id = try await Self.sendTo(api, tags: "$InstallationId:{a}")
             var statuses: [HTTPResponse.Status] = []
             var retryAfter: String?
-            for index in 0..<12 {
+            for index in 0..<20 {
                 let answer = try await api.request(
                     .post, "/demo/receipts", key: "listen", body: Self.receipt(id, "a", ["delivered", "opened", "dismissed"][index % 3]))
                 statuses.append(answer.status)
@@ -106,9 +106,10 @@ import Testing
                     #expect(answer.errorCode == "TooManyReceipts")
                 }
             }
-            // A burst of 10, then refused with Retry-After; repeats of a kind count against the limit too.
+            // A burst of 10, then refused with Retry-After (30 a minute refill one every 2 s, so ten more requests
+            // meet a refusal however slow the machine); repeats of a kind count against the limit too.
             #expect(statuses.prefix(10).allSatisfy { $0 != .tooManyRequests })
-            #expect(statuses.suffix(2).allSatisfy { $0 == .tooManyRequests })
+            #expect(statuses.suffix(10).contains(.tooManyRequests))
             #expect(retryAfter.flatMap(Int.init).map { $0 >= 1 } == true)
         }
     }

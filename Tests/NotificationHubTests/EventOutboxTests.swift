@@ -157,6 +157,12 @@ import Testing
             let rest = try await outbox.list(state: nil, before: page.last?.id, limit: 4)
             #expect(rest.count == 2)
             #expect(page.map(\.id) == page.map(\.id).sorted(by: >))
+
+            // Delivered events past their retention are deleted; the pending ones stay.
+            let deliveredCount = try await outbox.list(state: .delivered, before: nil, limit: 10).count
+            #expect(try await outbox.purgeDelivered(before: now + 1002) == deliveredCount)
+            #expect(try await outbox.list(state: .delivered, before: nil, limit: 10).isEmpty)
+            #expect(try await outbox.list(state: nil, before: nil, limit: 10).count == 6 - deliveredCount)
         }
     }
 

@@ -45,14 +45,24 @@ public struct EventWebhookSender: Service {
         try await client.shutdown()
     }
 
+    /// How often delivered events older than the retention are deleted.
+    static let purgeIntervalSeconds: Double = 3600
+
     func loop(client: HTTPClient) async throws {
         var backoff = 0.0
         var subscribed = false
+        var purgedAt: Date?
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
                 if !subscribed {
                     try await outbox.subscribe(settings.subscribedEvents)
                     subscribed = true
+                }
+                let now = clock.now()
+                if purgedAt.map({ now.timeIntervalSince($0) >= Self.purgeIntervalSeconds }) ?? true {
+                    let purged = try await outbox.purgeDelivered(before: now - settings.retentionSeconds)
+                    if purged > 0 { logger.info("purged delivered webhook events", metadata: ["webhook.purged": "\(purged)"]) }
+                    purgedAt = now
                 }
                 let posted = try await postDueEvents(client: client)
                 backoff = 0

@@ -52,6 +52,8 @@ public struct EventWebhooksConfiguration: Sendable, Hashable {
     public var timeoutSeconds: Double
     /// Events posted at once at most (one request each). Default 32.
     public var batchSize: Int
+    /// How long delivered events stay in the outbox (for listing and replay), in seconds. Default 7 days.
+    public var retentionSeconds: Double
 
     /// The shortest secret accepted, in bytes.
     public static let minimumSecretBytes = 16
@@ -60,8 +62,9 @@ public struct EventWebhooksConfiguration: Sendable, Hashable {
     public init(
         subscriptions: [Subscription], addressPolicy: WebhookAddressPolicy, maximumAttempts: Int = 12,
         initialBackoffSeconds: Double = 1, maximumBackoffSeconds: Double = 300, pollIntervalSeconds: Double = 1,
-        timeoutSeconds: Double = 10, batchSize: Int = 32
+        timeoutSeconds: Double = 10, batchSize: Int = 32, retentionSeconds: Double = 604_800
     ) {
+        self.retentionSeconds = retentionSeconds
         self.subscriptions = subscriptions
         self.addressPolicy = addressPolicy
         self.maximumAttempts = maximumAttempts
@@ -104,6 +107,7 @@ public struct EventWebhooksConfiguration: Sendable, Hashable {
         let poll = node.seconds("pollIntervalSeconds", default: 1, in: 0.01...3600)
         let timeout = node.seconds("timeoutSeconds", default: 10, in: 0.1...600)
         let batchSize = node.integer("batchSize", default: 32, in: 1...1000)
+        let retention = node.seconds("retentionSeconds", default: 604_800, in: 60...31_536_000)
         var subscriptions: [Subscription] = []
         var names: Set<String> = []
         let listNode = node.child("subscriptions")
@@ -153,7 +157,7 @@ public struct EventWebhooksConfiguration: Sendable, Hashable {
         self.init(
             subscriptions: subscriptions, addressPolicy: policy, maximumAttempts: maximumAttempts,
             initialBackoffSeconds: initialBackoff, maximumBackoffSeconds: maximumBackoff, pollIntervalSeconds: poll,
-            timeoutSeconds: timeout, batchSize: batchSize)
+            timeoutSeconds: timeout, batchSize: batchSize, retentionSeconds: retention)
     }
 }
 
@@ -202,6 +206,6 @@ extension EventWebhooksConfiguration {
             "\($0.name)|\($0.url.absoluteString)|\($0.events.map(\.name))|\($0.secret)"
         }
         return "\(subscriptions)|\(addressPolicy.allowedHosts)|\(maximumAttempts)|\(initialBackoffSeconds)|"
-            + "\(maximumBackoffSeconds)|\(pollIntervalSeconds)|\(timeoutSeconds)|\(batchSize)"
+            + "\(maximumBackoffSeconds)|\(pollIntervalSeconds)|\(timeoutSeconds)|\(batchSize)|\(retentionSeconds)"
     }
 }

@@ -97,14 +97,17 @@ public struct InstallationService: Sendable {
     /// Seconds between sweeps of expired installations.
     public static let expirySweepIntervalSeconds: Double = 60
 
-    /// Deletes expired installations every ``expirySweepIntervalSeconds`` until graceful shutdown. Until the sweep
-    /// deletes one, an expired installation is not read back, and template sends skip it.
+    /// Deletes expired installations every ``expirySweepIntervalSeconds`` until graceful shutdown, and folds the
+    /// installation counters' deltas (``InstallationCounter``). Until the sweep deletes one, an expired installation
+    /// is not read back, and template sends skip it.
     func expiryLoop() async {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(Self.expirySweepIntervalSeconds)) }
                 let deleted = try await deleteExpired()
                 if deleted > 0 { core.logger.info("deleted expired installations", metadata: ["installations.deleted": "\(deleted)"]) }
+                // PostgreSQL's count deltas are folded in even when nobody asks for counts, so their table stays small.
+                if let database = core.database { try await InstallationCounter(database: database).fold() }
             } catch is CancellationError {
                 return
             } catch {

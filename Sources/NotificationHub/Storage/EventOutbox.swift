@@ -107,6 +107,19 @@ public struct EventOutbox: Sendable {
         return rows.first.flatMap(Self.decode)
     }
 
+    /// Deletes events delivered before `time`, at most `limit`; returns how many.
+    @discardableResult
+    public func purgeDelivered(before time: Date, limit: Int = 10_000) async throws -> Int {
+        let rows = try await database.write(
+            """
+            DELETE FROM webhook_outbox WHERE id IN (
+                SELECT id FROM webhook_outbox WHERE state = 'delivered' AND delivered_time < ? ORDER BY id LIMIT \(max(1, limit)))
+            RETURNING id
+            """,
+            [.float(time.timeIntervalSince1970)])
+        return rows.count
+    }
+
     /// One event.
     public func event(id: Int64) async throws -> OutboxEvent? {
         let rows = try await database.read("SELECT \(Self.columns) FROM webhook_outbox WHERE id = ?", [.integer(Int(id))])
