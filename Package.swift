@@ -308,6 +308,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "HMSDelivery",
+            dependencies: [
+                "NotificationHub", "HMS", "PushEmulator",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Benchmarks/HMSDelivery",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "FCMDelivery",
             dependencies: [
                 "NotificationHub", "FCM", "PushEmulator",

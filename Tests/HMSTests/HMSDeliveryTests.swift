@@ -127,8 +127,9 @@ import Testing
     @Test func theDispatcherRetriesThrottledDeliveriesUntilTheyPass() async throws {
         try await HMSHarness.with { hub in
             _ = try await hub.store.upsert(HMSHarness.installation("t"))
-            hub.emulator.setFaults(FaultInjection(throttleRate: 0.5, retryAfterSeconds: 0))
-            // Retried with backoff up to three attempts; with no luck at all it ends throttled, never lost.
+            hub.emulator.setFaults(FaultInjection(throttleRate: 0.5, retryAfterSeconds: 1))
+            // Retried after Push Kit's Retry-After, up to three attempts; with no luck at all it ends throttled, never
+            // abandoned or lost.
             let summary = try await hub.send(.hms, Self.data)
             let counts = try #require(summary.counts[.hms])
             #expect(counts.values.reduce(0, +) == 1)

@@ -82,6 +82,23 @@ import Testing
         }
     }
 
+    @Test func directSendsGoToTheHandle() async throws {
+        try await run { harness, client in
+            let token = HMSHarness.token("direct")
+            let sent = try await client.execute(
+                uri: "/demo/messages/?direct", method: .post,
+                headers: [
+                    .authorization: Self.authorization("send"), .contentType: "application/json",
+                    HTTPField.Name("ServiceBusNotification-Format")!: "hms",
+                    HTTPField.Name("ServiceBusNotification-DeviceHandle")!: token,
+                ],
+                body: ByteBuffer(string: #"{"message":{"notification":{"title":"t","body":"b"}}}"#))
+            #expect(sent.status == .created)
+            for _ in 0..<1000 where harness.emulator.recorder.acceptedCount < 1 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(harness.emulator.recorder.accepted.map(\.token) == [token])
+        }
+    }
+
     @Test func malformedHandlesAndPayloadsAreRefusedWithPushKitsRules() async throws {
         try await run { harness, client in
             let refused = try await put(client, "bad", handle: "not a push token")
