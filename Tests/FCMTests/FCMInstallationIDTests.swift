@@ -1,5 +1,7 @@
 import AdapterKit
+import AsyncHTTPClient
 import Foundation
+import NIOHTTP1
 import NIOCore
 import NotificationHub
 import PushEmulator
@@ -154,6 +156,42 @@ import Testing
             #expect(result.outcome == .badChannel && result.reason == "NotAnInstallationID")
             #expect(hub.emulator.recorder.acceptedCount == 0)
             #expect(hub.emulator.tokenRequestCount == 0)
+        }
+    }
+
+    @Test func theMoveFromTokenToFIDIsPlayedThroughTheAdminAPI() async throws {
+        try await FCMHarness.with { hub in
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            func call(_ method: HTTPMethod, _ path: String, _ body: String? = nil) async throws -> (Int, String) {
+                var request = HTTPClientRequest(url: "http://127.0.0.1:\(hub.ports.admin)\(path)")
+                request.method = method
+                if let body { request.body = .bytes(ByteBuffer(string: body)) }
+                let response = try await client.execute(request, timeout: .seconds(10))
+                return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)))
+            }
+            do {
+                let token = FCMHarness.token("tablet")
+                let fid = FCMHarness.fid("tablet")
+                let malformed = try await call(.POST, "/_emulator/fcm/register-fid", #"{"fid":"aAAA","token":"\#(token)"}"#)
+                #expect(malformed.0 == 400 && malformed.1.contains("starting with c, d, e or f"))
+                #expect(try await call(.POST, "/_emulator/fcm/register-fid", #"{"token":"\#(token)"}"#).0 == 400)
+                #expect(try await call(.POST, "/_emulator/fcm/register-fid", #"{"fid":"\#(fid)","token":"\#(token)"}"#).0 == 200)
+                #expect(hub.emulator.fid(superseding: token) == fid)
+                let stale = await hub.deliver(.fcmv1, #"{"message":{"data":{}}}"#, to: token)
+                #expect(stale.outcome == .expiredChannel)
+                #expect(await hub.deliver(.fcmv1, #"{"message":{"data":{"k":"v"}}}"#, to: fid) == .success)
+                let received = try JSONValue(parsing: Array(try await call(.GET, "/_emulator/received").1.utf8))
+                let entry = try #require(received.arrayValue?.first?.objectValue)
+                #expect(received.arrayValue?.count == 1)
+                #expect(entry["fid"] == .string(fid) && entry["token"] == .string(""))
+                #expect(entry["body"]?.objectValue?["message"]?.objectValue?["fid"] == .string(fid))
+                _ = try await call(.POST, "/_emulator/reset")
+                #expect(hub.emulator.fid(superseding: token) == nil)
+            } catch {
+                try? await client.shutdown()
+                throw error
+            }
+            try await client.shutdown()
         }
     }
 }

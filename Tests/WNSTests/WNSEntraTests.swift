@@ -254,4 +254,32 @@ import WNS
         #expect(live.problems.contains { $0.message.contains("live, entra") })
         #expect(live.problems.contains { $0.message.contains("tenantId is read only with authority: entra") })
     }
+
+    @Test func emulatorFactoryReadsTheEntraAppAndWritesItsCredentials() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wns-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let root = ConfigurationNode.parse(
+            yaml: """
+                wns:
+                  port: 4445
+                  packageSid: "ms-app://s-1-15-2-demo"
+                  clientSecret: demo-wns-secret
+                  entra:
+                    tenantId: demo-tenant
+                    clientId: demo-client
+                    clientSecret: demo-entra-secret
+                """, file: "hub.yaml", environment: [:])
+        let node = root.child("wns")
+        let emulator = try #require(
+            try WNSEmulatorFactory.makeEmulator(
+                configuration: node,
+                context: EmulatorContext(directory: directory, tls: WNSHarness.tls, logger: Logger(label: "t"))) as? WNSEmulator)
+        node.rejectUnknownKeys()
+        #expect(root.problems.isEmpty, "\(root.problems)")
+        #expect(emulator.settings.entra == .init(tenantID: "demo-tenant", clientID: "demo-client", clientSecret: "demo-entra-secret"))
+        let data = try #require(FileManager.default.contents(atPath: directory + "/wns-credentials.json"))
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: String])
+        #expect(json["entraTokenEndpoint"] == "https://127.0.0.1:4445/demo-tenant/oauth2/v2.0/token")
+        #expect(json["entraClientId"] == "demo-client")
+    }
 }
