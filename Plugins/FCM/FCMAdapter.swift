@@ -32,13 +32,17 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         public var connectTimeout: Duration
         /// HTTP clients (each one HTTP/2 connection on its own event loop) that requests are spread over.
         public var connections: Int
+        /// How `fcmv1` handles are addressed: registration tokens, Firebase installation IDs, or by form.
+        public var target: FCMTarget
 
         /// Creates settings; the defaults suit Google's production endpoint.
         public init(
             endpoint: String = "https://fcm.googleapis.com", caCertificatePEM: String? = nil,
             maximumConcurrentRequests: Int = 1000, requestTimeout: Duration = .seconds(30),
-            tokenRenewalMargin: Duration = .seconds(300), connectTimeout: Duration = .seconds(10), connections: Int = 16
+            tokenRenewalMargin: Duration = .seconds(300), connectTimeout: Duration = .seconds(10), connections: Int = 16,
+            target: FCMTarget = .automatic
         ) {
+            self.target = target
             self.connections = connections
             self.connectTimeout = connectTimeout
             self.endpoint = endpoint
@@ -82,6 +86,8 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
     private let limiter: AsyncSemaphore
     private let requestTimeout: Duration
     private let logger: Logger
+    /// How `fcmv1` handles are addressed.
+    public let target: FCMTarget
 
     /// Creates an adapter; its HTTP client is created on first use. Throws when the CA certificate is not PEM.
     public init(
@@ -102,6 +108,7 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         while endpoint.hasSuffix("/") { endpoint.removeLast() }
         sendURL = "\(endpoint)/v1/projects/\(serviceAccount.projectID)/messages:send"
         limiter = AsyncSemaphore(permits: configuration.maximumConcurrentRequests)
+        target = configuration.target
         self.logger = logger
     }
 
@@ -119,9 +126,20 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
     // MARK: Validation
 
     /// Registration tokens: non-empty printable ASCII without spaces, at most ``maximumTokenLength`` characters.
+    /// Firebase installation IDs (`fcmv1` only, per ``Configuration/target``): see ``FCMTarget/fidRule``.
     public func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {
         guard let token = pushChannel.handle else {
-            throw HubError(.invalidPushChannel, "an FCM push channel is a registration token string")
+            throw HubError(.invalidPushChannel, "an FCM push channel is a registration token or installation ID string")
+        }
+        switch handleKind(token, platform: platform) {
+        case .fid?: return
+        case .token?: break
+        case nil:
+            throw HubError(
+                .invalidPushChannel,
+                target == .fid
+                    ? "this hub sends FCM messages to installation IDs: \(FCMTarget.fidRule)"
+                    : "a 22-character FCM handle is taken for an installation ID: \(FCMTarget.fidRule)")
         }
         guard !token.isEmpty, token.utf8.count <= Self.maximumTokenLength else {
             throw HubError(
@@ -157,16 +175,28 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
 
     // MARK: Delivery
 
+    /// How `handle` is sent for an installation of `platform`: `gcm` always by token, `fcmv1` per ``target``.
+    func handleKind(_ handle: String, platform: Platform) -> FCMTarget.Kind? {
+        platform == .gcm ? .token : target.kind(of: handle)
+    }
+
     public func deliver(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult] {
         var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
         var messages = [FCMMessage?](repeating: nil, count: deliveries.count)
+        var kinds = [FCMTarget.Kind](repeating: .token, count: deliveries.count)
         // A fan-out shares one payload: prepare it once per distinct payload in the batch.
         var last: (payload: ByteBuffer, format: NotificationFormat, message: Result<FCMMessage, HubError>)?
         for (index, delivery) in deliveries.enumerated() {
-            guard delivery.pushChannel.handle != nil else {
+            guard let handle = delivery.pushChannel.handle else {
                 results[index] = DeliveryResult(.badChannel, reason: "NotAToken")
                 continue
             }
+            // A handle registered before `target` changed may not fit it: refuse it here rather than at FCM.
+            guard let kind = handleKind(handle, platform: delivery.platform) else {
+                results[index] = DeliveryResult(.badChannel, reason: "NotAnInstallationID")
+                continue
+            }
+            kinds[index] = kind
             let prepared: Result<FCMMessage, HubError>
             if let last, last.format == delivery.format, last.payload == delivery.payload {
                 prepared = last.message
@@ -184,10 +214,11 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         }
         await withTaskGroup(of: (Int, DeliveryResult).self) { group in
             for (index, delivery) in deliveries.enumerated() {
-                guard let message = messages[index], let token = delivery.pushChannel.handle else { continue }
+                guard let message = messages[index], let handle = delivery.pushChannel.handle else { continue }
+                let kind = kinds[index]
                 group.addTask {
                     await self.limiter.withPermit {
-                        (index, await self.send(message.body(token: token), context: context))
+                        (index, await self.send(message.body(target: kind, handle: handle), context: context))
                     }
                 }
             }
@@ -262,7 +293,8 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         case (500..., _):
             return DeliveryResult(.pnsUnavailable, reason: code, retryAfter: retryAfter)
         case (400, _), (_, .invalidArgument):
-            if error.fieldViolations.contains(where: { $0 == "message.token" || $0.hasPrefix("message.token") }) {
+            // A malformed or unknown target: the registration token or the installation ID (FID).
+            if error.fieldViolations.contains(where: { $0.hasPrefix("message.token") || $0.hasPrefix("message.fid") }) {
                 return DeliveryResult(.badChannel, reason: code)
             }
             if error.message?.localizedCaseInsensitiveContains("too big") == true {

@@ -14,6 +14,7 @@ import Foundation
 ///     requestTimeoutSeconds: 30
 ///     connectTimeoutSeconds: 10
 ///     tokenRenewalMarginSeconds: 300                      # renew access tokens this long before they expire
+///     target: automatic                                   # fcmv1 handles: token | fid | automatic (by form)
 /// ```
 public enum FCMAdapterFactory: PlatformAdapterFactory {
     /// `fcm`.
@@ -37,6 +38,7 @@ public enum FCMAdapterFactory: PlatformAdapterFactory {
         settings.tokenRenewalMargin = .milliseconds(
             Int64(configuration.seconds("tokenRenewalMarginSeconds", default: 300, in: 0...3000) * 1000))
         settings.caCertificatePEM = configuration.caCertificatePEM()
+        settings.target = targetSetting(from: configuration)
         if configuration.child("caCertificate").isPresent, settings.caCertificatePEM == nil { return nil }
         if !(settings.endpoint.hasPrefix("https://") || settings.endpoint.hasPrefix("http://")) {
             configuration.child("endpoint").report("expected an http(s) URL such as https://fcm.googleapis.com")
@@ -50,6 +52,12 @@ public enum FCMAdapterFactory: PlatformAdapterFactory {
             return nil
         }
         return FCMSettings(serviceAccountJSON: json, configuration: settings)
+    }
+
+    /// `target`: `token`, `fid` or `automatic` (the default); any other value is reported.
+    static func targetSetting(from configuration: ConfigurationNode) -> FCMTarget {
+        let text = configuration.choice("target", FCMTarget.allCases.map(\.rawValue), default: FCMTarget.automatic.rawValue)
+        return FCMTarget(rawValue: text) ?? .automatic
     }
 
     /// Makes the adapter (not started; its HTTP client is created on first use).
@@ -70,6 +78,6 @@ extension FCMAdapter.Configuration: Equatable {
         lhs.endpoint == rhs.endpoint && lhs.caCertificatePEM == rhs.caCertificatePEM
             && lhs.maximumConcurrentRequests == rhs.maximumConcurrentRequests && lhs.requestTimeout == rhs.requestTimeout
             && lhs.tokenRenewalMargin == rhs.tokenRenewalMargin && lhs.connectTimeout == rhs.connectTimeout
-            && lhs.connections == rhs.connections
+            && lhs.connections == rhs.connections && lhs.target == rhs.target
     }
 }

@@ -45,14 +45,24 @@ public struct FCMMessage: Sendable, Hashable {
 
     /// The request body for one registration token: `{"message":{"token":…,…}}`.
     public func body(token: String) -> ByteBuffer {
+        body(target: .token, handle: token)
+    }
+
+    /// The request body for one Firebase installation ID: `{"message":{"fid":…,…}}`.
+    public func body(fid: String) -> ByteBuffer {
+        body(target: .fid, handle: fid)
+    }
+
+    /// The request body for one handle sent as `target`.
+    public func body(target: FCMTarget.Kind, handle: String) -> ByteBuffer {
         var buffer = ByteBuffer()
-        buffer.reserveCapacity(members.utf8.count + token.utf8.count + 32)
-        buffer.writeString(#"{"message":{"token":""#)
-        // Tokens are validated printable ASCII; escape the two characters JSON needs escaped anyway.
-        if token.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            buffer.writeString(token.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\""))
+        buffer.reserveCapacity(members.utf8.count + handle.utf8.count + 32)
+        buffer.writeString(target == .fid ? #"{"message":{"fid":""# : #"{"message":{"token":""#)
+        // Handles are validated printable ASCII; escape the two characters JSON needs escaped anyway.
+        if handle.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            buffer.writeString(handle.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\""))
         } else {
-            buffer.writeString(token)
+            buffer.writeString(handle)
         }
         buffer.writeString("\"")
         if !members.isEmpty {
@@ -96,9 +106,10 @@ public struct FCMMessage: Sendable, Hashable {
         guard root.count == 1, case .object(var message)? = root["message"] else {
             throw HubError(.invalidNotification, #"an fcmv1 payload is {"message": {...}} with nothing beside "message""#)
         }
-        for target in ["token", "topic", "condition"] where message[target] != nil {
+        for target in ["token", "topic", "condition", "fid"] where message[target] != nil {
             throw HubError(
-                .invalidNotification, "remove message.\(target): the hub sets each installation's registration token")
+                .invalidNotification,
+                "remove message.\(target): the hub sets each installation's registration token or installation ID")
         }
         for key in message.keys where !messageKeys.contains(key) {
             throw HubError(

@@ -10,7 +10,8 @@ import Synchronization
 
 /// Delivers `windows` notifications (raw, toast, tile, badge) to WNS channel URIs.
 ///
-/// Authentication uses OAuth client credentials (package SID and client secret); the access token is cached until
+/// Authentication uses OAuth client credentials from the configured ``WNSAuthority``: Live (package SID and client
+/// secret) or Microsoft Entra ID (application id and client secret; raw and toast only); the access token is cached until
 /// shortly before it expires and renewed once when WNS answers 401. Requests go over HTTP/1.1 through one
 /// connection pool (``WNSSettings/maximumConnections`` per host) with at most
 /// ``WNSSettings/maximumConcurrentRequests`` in flight.
@@ -43,7 +44,8 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
     /// What the adapter serves: ``descriptor``.
     public var descriptor: PlatformDescriptor { Self.descriptor }
 
-    let configuration: WNSSettings
+    /// The adapter's settings (its client secret included: never log them).
+    public let configuration: WNSSettings
     let logger: Logger
     private let limiter: AsyncSemaphore
     private let client: LazyHTTPClient
@@ -119,8 +121,12 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
 
     /// Checks a `windows` payload: size, `X-WNS-*` headers, and for toast/tile/badge well-formed UTF-8 XML with the
     /// matching root element (see ``WNSXMLEncoding`` for the declaration the .NET SDK adds).
+    /// With the ``WNSAuthority/entra(tenantID:)`` authority, tile and badge notifications are refused.
     public func validate(notification: NotificationContent) throws(HubError) {
-        _ = try WNSPayloadRules.check(payload: notification.body, headers: notification.headers)
+        let type = try WNSPayloadRules.check(payload: notification.body, headers: notification.headers)
+        guard configuration.authority.allows(type) else {
+            throw HubError(.invalidNotification, configuration.authority.refusal(of: type))
+        }
     }
 
     // MARK: Hooks
@@ -169,6 +175,10 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
             }
             do throws(HubError) {
                 let type = try WNSPayloadRules.checkHeaders(delivery.headers, payload: delivery.payload)
+                // A rendered template may name a type the app cannot receive: refused without a request.
+                guard configuration.authority.allows(type) else {
+                    throw HubError(.invalidNotification, configuration.authority.refusal(of: type))
+                }
                 let key = CheckKey(payload: delivery.payload, type: type.rawValue)
                 let document: Result<ByteBuffer, HubError>
                 if let known = checked[key] {
@@ -331,7 +341,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
             ("grant_type", "client_credentials"),
             ("client_id", configuration.packageSID),
             ("client_secret", configuration.clientSecret),
-            ("scope", "notify.windows.com"),
+            ("scope", configuration.authority.scope),
         ].map { "\($0.0)=\(formEncode($0.1))" }.joined(separator: "&")
         request.body = .bytes(ByteBuffer(string: form))
         let response: HTTPClientResponse

@@ -6,11 +6,14 @@ public struct WNSSettings: Sendable {
     /// WNS's token endpoint.
     public static let defaultTokenEndpoint = "https://login.live.com/accesstoken.srf"
 
-    /// The app's package SID (`ms-app://s-1-15-2-…`), sent as `client_id`.
+    /// The `client_id` of the token request: the app's package SID (`ms-app://s-1-15-2-…`) with the ``WNSAuthority/live``
+    /// authority, its Entra application (client) id with ``WNSAuthority/entra(tenantID:)``.
     public var packageSID: String
+    /// Who issues access tokens. Default ``WNSAuthority/live``.
+    public var authority: WNSAuthority
     /// The app's client secret (never logged).
     public var clientSecret: String
-    /// The OAuth token endpoint. Default ``defaultTokenEndpoint``.
+    /// The OAuth token endpoint. Default ``defaultTokenEndpoint`` (Live) or the tenant's Entra endpoint.
     public var tokenEndpoint: String
     /// Extra CA certificates to trust besides the system's (for the emulator).
     public var additionalTrustRoots: [NIOSSLCertificate]
@@ -33,8 +36,10 @@ public struct WNSSettings: Sendable {
         allowedChannelHosts: [String] = [],
         maximumConnections: Int = 1000,
         maximumConcurrentRequests: Int = 1000,
-        requestTimeout: Duration = .seconds(30)
+        requestTimeout: Duration = .seconds(30),
+        authority: WNSAuthority = .live
     ) {
+        self.authority = authority
         self.packageSID = packageSID
         self.clientSecret = clientSecret
         self.tokenEndpoint = tokenEndpoint

@@ -93,8 +93,8 @@ public final class WebPushAdapter: PlatformAdapter, Sendable {
         _ = try WebPushSubscription.parse(pushChannel, policy: configuration.endpointPolicy)
     }
 
-    /// Checks the payload fits one encrypted message (3993 bytes) and the `TTL`, `Urgency`, `Topic` and direct-send
-    /// key headers.
+    /// Checks the payload fits one encrypted message (3993 bytes), the `TTL`, `Urgency`, `Topic` and direct-send
+    /// key headers, and a Declarative Web Push payload's members (``WebPushDeclarativeMessage``).
     public func validate(notification: NotificationContent) throws(HubError) {
         let size = notification.body.readableBytes
         if size > WebPushEncryption.maximumPayloadBytes {
@@ -103,6 +103,7 @@ public final class WebPushAdapter: PlatformAdapter, Sendable {
                 "the browser payload is \(size) bytes; encrypted it would be \(size + WebPushEncryption.overheadBytes) bytes, over the \(WebPushEncryption.maximumMessageBytes) push services accept (at most \(WebPushEncryption.maximumPayloadBytes) bytes of payload)")
         }
         try WebPushHeaders.check(notification.headers)
+        if notification.format == .browser { try WebPushDeclarativeMessage.check(notification.body.readableBytesView) }
     }
 
     // MARK: Hooks
@@ -147,6 +148,8 @@ public final class WebPushAdapter: PlatformAdapter, Sendable {
         }
         do {
             try WebPushHeaders.check(delivery.headers)
+            // A rendered template may declare itself declarative: it is held to the same rules.
+            try WebPushDeclarativeMessage.check(delivery.payload.readableBytesView)
         } catch {
             return DeliveryResult(.invalidNotificationFormat, reason: error.message)
         }

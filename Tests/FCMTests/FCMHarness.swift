@@ -36,6 +36,19 @@ struct FCMHarness: Sendable {
     /// A registration token the emulator considers well-formed.
     static func token(_ name: String) -> String { "fcm-token:\(name)-" + String(repeating: "x", count: 24) }
 
+    /// A Firebase installation ID (22 URL-safe base64 characters, first character `c`–`f`) made from `name`.
+    static func fid(_ name: String) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        var hash: UInt64 = 14_695_981_039_346_656_037
+        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 1_099_511_628_211 }
+        var text = "d"
+        for _ in 0..<21 {
+            text.append(alphabet[Int(hash % 64)])
+            hash = hash / 64 &+ (hash &* 2_862_933_555_777_941_757)
+        }
+        return text
+    }
+
     static func installation(
         _ id: String, platform: Platform = .fcmv1, tags: [String] = [], templates: [String: InstallationTemplate] = [:]
     ) -> Installation {
@@ -55,7 +68,7 @@ struct FCMHarness: Sendable {
     /// Makes another adapter against the same emulator (the caller shuts it down).
     func makeAdapter(
         serviceAccount: String? = nil, endpoint: String? = nil, renewalMargin: Duration = .seconds(300),
-        connectTimeout: Duration = .seconds(10)
+        connectTimeout: Duration = .seconds(10), target: FCMTarget = .automatic
     ) throws -> FCMAdapter {
         let account = try FCMServiceAccount(json: serviceAccount ?? Self.serviceAccountJSON(port: ports.service))
         return try FCMAdapter(
@@ -63,7 +76,7 @@ struct FCMHarness: Sendable {
             configuration: FCMAdapter.Configuration(
                 endpoint: endpoint ?? "https://127.0.0.1:\(ports.service)", caCertificatePEM: Self.tls.caCertificatePEM,
                 maximumConcurrentRequests: 16, requestTimeout: .seconds(10), tokenRenewalMargin: renewalMargin,
-                connectTimeout: connectTimeout),
+                connectTimeout: connectTimeout, target: target),
             logger: Self.logger)
     }
 

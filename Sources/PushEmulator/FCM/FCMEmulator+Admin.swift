@@ -13,6 +13,7 @@ extension FCMEmulator {
     ///   "latencyMilliseconds", "dropConnectionRate"}`
     /// - `POST /_emulator/fcm/unregister`, `/_emulator/fcm/sender-mismatch`, `/_emulator/fcm/third-party-auth-error`:
     ///   `{"tokens": [...]}`
+    /// - `POST /_emulator/fcm/register-fid`: `{"fid", "token"}`: the device holding `token` moved to `fid`
     /// - `POST /_emulator/fcm/revoke-access-tokens`
     /// - `GET /_emulator/fcm/stats`: `{"accepted", "tokenRequests", "rejectedTokenRequests", "unauthenticatedSends"}`
     func serveAdmin(_ request: Request) async -> Response {
@@ -25,7 +26,7 @@ extension FCMEmulator {
             for (index, entry) in recorder.accepted.enumerated() {
                 if index > 0 { text += "," }
                 let headers = JSONValue.object(entry.headers.mapValues { .string($0) }).jsonString()
-                text += #"{"token":\#(JSONValue.string(entry.token).jsonString()),"headers":\#(headers),"body":\#(entry.body)}"#
+                text += #"{"token":\#(JSONValue.string(entry.token).jsonString()),"headers":\#(headers),"fid":\#(entry.fid.map { JSONValue.string($0).jsonString() } ?? "null"),"body":\#(entry.body)}"#
             }
             return Self.json(.ok, text + "]")
         case (.get, "/_emulator/violations"):
@@ -46,6 +47,15 @@ extension FCMEmulator {
             default: markThirdPartyAuthError(tokens)
             }
             return Self.json(.ok, #"{"marked":\#(tokens.count)}"#)
+        case (.post, "/_emulator/fcm/register-fid"):
+            guard let object = json?.objectValue, let fid = object["fid"]?.stringValue,
+                let token = object["token"]?.stringValue
+            else { return Self.json(.badRequest, #"{"error":"expected {\"fid\": string, \"token\": string}"}"#) }
+            guard Self.isWellFormed(fid: fid) else {
+                return Self.json(.badRequest, #"{"error":"fid is not a Firebase installation ID (22 URL-safe base64 characters starting with c, d, e or f)"}"#)
+            }
+            registerFID(fid, replacing: token)
+            return Self.json(.ok, "{}")
         case (.post, "/_emulator/fcm/revoke-access-tokens"):
             revokeAccessTokens()
             return Self.json(.ok, "{}")

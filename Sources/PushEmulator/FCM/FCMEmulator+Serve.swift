@@ -9,7 +9,7 @@ extension FCMEmulator {
     static let jwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
     static let messagingScope = "https://www.googleapis.com/auth/firebase.messaging"
     static let messageKeys: Set<String> = [
-        "name", "data", "notification", "android", "webpush", "apns", "fcm_options", "token", "topic", "condition",
+        "name", "data", "notification", "android", "webpush", "apns", "fcm_options", "token", "topic", "condition", "fid",
     ]
     static let androidKeys: Set<String> = [
         "collapse_key", "priority", "ttl", "restricted_package_name", "data", "notification", "fcm_options",
@@ -103,17 +103,25 @@ extension FCMEmulator {
             return invalidArgument(description, field: field)
         }
         let token = message["token"]?.stringValue
-        if let token {
-            guard Self.isWellFormed(token: token) else {
-                recorder.violation("malformed registration token")
-                return invalidArgument(
-                    "The registration token is not a valid FCM registration token", field: "message.token")
-            }
-            if body.readableBytes - token.utf8.count > Self.maximumMessageBytes + 32 {
+        let fid = message["fid"]?.stringValue
+        if let fid, !Self.isWellFormed(fid: fid) {
+            recorder.violation("malformed installation ID")
+            return invalidArgument("The installation ID is not a valid Firebase installation ID", field: "message.fid")
+        }
+        if let token, !Self.isWellFormed(token: token) {
+            recorder.violation("malformed registration token")
+            return invalidArgument("The registration token is not a valid FCM registration token", field: "message.token")
+        }
+        if let handle = token ?? fid {
+            if body.readableBytes - handle.utf8.count > Self.maximumMessageBytes + 32 {
                 recorder.violation("message too big")
                 return invalidArgument("Message is too big", field: "message")
             }
-            switch state.withLock({ $0.tokenStates[token] }) {
+            // A token whose device moved to a FID stops working, as FCM does once an app sends to the FID.
+            if let token, state.withLock({ $0.supersededTokens[token] }) != nil {
+                return Self.googleError(404, "NOT_FOUND", "Requested entity was not found.", errorCode: "UNREGISTERED")
+            }
+            switch state.withLock({ $0.tokenStates[handle] }) {
             case .unregistered?:
                 return Self.googleError(404, "NOT_FOUND", "Requested entity was not found.", errorCode: "UNREGISTERED")
             case .senderMismatch?:
@@ -132,7 +140,7 @@ extension FCMEmulator {
         for field in request.headers where field.name != .authorization {
             headers[field.name.canonicalName] = field.value
         }
-        recorder.accept(FCMReceivedMessage(token: token ?? "", body: String(buffer: body), headers: headers))
+        recorder.accept(FCMReceivedMessage(token: token ?? "", fid: fid, body: String(buffer: body), headers: headers))
         let number = state.withLock { state -> Int in
             state.messageCounter += 1
             return state.messageCounter
@@ -145,9 +153,9 @@ extension FCMEmulator {
         for key in message.keys where !messageKeys.contains(key) {
             return ("message", "Invalid JSON payload received. Unknown name \"\(key)\" at 'message': Cannot find field.")
         }
-        let targets = ["token", "topic", "condition"].filter { message[$0] != nil }
+        let targets = ["token", "topic", "condition", "fid"].filter { message[$0] != nil }
         guard targets.count == 1 else {
-            return ("message", "Exactly one of token, topic or condition must be specified; found \(targets.count).")
+            return ("message", "Exactly one of token, topic, condition or fid must be specified; found \(targets.count).")
         }
         if let target = message[targets[0]], target.stringValue == nil {
             return ("message.\(targets[0])", "Invalid value at 'message.\(targets[0])': expected a string.")
@@ -217,6 +225,16 @@ extension FCMEmulator {
     }
 
     /// Registration tokens the emulator considers well-formed: 20 to 4096 of `A-Z a-z 0-9 _ - : .`.
+    /// Whether `fid` is a Firebase installation ID: 22 URL-safe base64 characters whose first 4 bits are `0111`.
+    public static func isWellFormed(fid: String) -> Bool {
+        guard fid.utf8.count == 22, let first = fid.utf8.first, (UInt8(ascii: "c")...UInt8(ascii: "f")).contains(first)
+        else { return false }
+        return fid.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+    }
+
     public static func isWellFormed(token: String) -> Bool {
         (20...4096).contains(token.utf8.count)
             && token.utf8.allSatisfy { byte in

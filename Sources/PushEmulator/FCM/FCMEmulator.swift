@@ -107,6 +107,17 @@ public final class FCMEmulator: PlatformEmulator, Sendable {
         state.withLock { state in for token in tokens { state.tokenStates[token] = tokenState } }
     }
 
+    /// Records that the device holding `token` registered installation ID `fid` (the SDK's move from `getToken()`
+    /// to `register()`): from now on sends to `token` fail with 404 `UNREGISTERED`, sends to `fid` are accepted.
+    public func registerFID(_ fid: String, replacing token: String) {
+        state.withLock { $0.supersededTokens[token] = fid }
+    }
+
+    /// The installation ID that superseded `token`, if one did.
+    public func fid(superseding token: String) -> String? {
+        state.withLock { $0.supersededTokens[token] }
+    }
+
     /// Invalidates every access token issued so far (the next send with one gets 401).
     public func revokeAccessTokens() {
         state.withLock { $0.accessTokens.removeAll() }
@@ -128,6 +139,7 @@ public final class FCMEmulator: PlatformEmulator, Sendable {
         recorder.faults = .none
         state.withLock { state in
             state.tokenStates.removeAll()
+            state.supersededTokens.removeAll()
             state.tokenRequests = 0
             state.rejectedTokenRequests = 0
             state.unauthenticatedSends = 0

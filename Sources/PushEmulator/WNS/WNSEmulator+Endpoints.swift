@@ -14,6 +14,7 @@ extension WNSEmulator {
     func handle(_ request: WNSHTTPRequest) -> WNSHTTPResponse {
         let path = request.path
         if path == "/accesstoken.srf" { return tokenEndpoint(request) }
+        if path.hasSuffix("/oauth2/v2.0/token") { return entraTokenEndpoint(request) }
         if path == "/w/" || path == "/w" { return channelEndpoint(request) }
         return WNSHTTPResponse(status: .notFound)
     }
@@ -46,15 +47,94 @@ extension WNSEmulator {
         guard form["client_id"] == settings.packageSID, form["client_secret"] == settings.clientSecret else {
             return tokenError("invalid_client", "Invalid client id or client secret")
         }
-        let token = "EgB" + Self.randomHex(24)
+        return issueToken(prefix: "EgB", tokenType: "bearer", entra: false)
+    }
+
+    /// Issues an access token valid for channel requests.
+    private func issueToken(prefix: String, tokenType: String, entra: Bool) -> WNSHTTPResponse {
+        let token = prefix + Self.randomHex(24)
         let (lifetime, asString) = state.withLock { state -> (Duration, Bool) in
             state.tokenRequests += 1
             state.tokens[token] = Date() + Double(state.tokenLifetime.components.seconds)
+            if entra {
+                state.entraTokenRequests += 1
+                state.entraTokens.insert(token)
+            }
             return (state.tokenLifetime, state.expiresInAsString)
         }
         let seconds = lifetime.components.seconds
         let expiresIn = asString ? "\"\(seconds)\"" : "\(seconds)"
-        return .json(.ok, #"{"token_type":"bearer","access_token":"\#(token)","expires_in":\#(expiresIn)}"#)
+        var body = #"{"token_type":"\#(tokenType)","expires_in":\#(expiresIn)"#
+        if entra { body += #","ext_expires_in":\#(expiresIn)"# }
+        return .json(.ok, body + #","access_token":"\#(token)"}"#)
+    }
+
+    // MARK: Entra token endpoint
+
+    private func entraError(_ status: HTTPResponseStatus, _ error: String, _ code: String, _ description: String) -> WNSHTTPResponse {
+        recorder.violation("Entra token request: \(code): \(description)")
+        let body = JSONValue.object([
+            "error": .string(error), "error_description": .string("\(code): \(description)"),
+            "error_codes": .array([.number(Double(code.dropFirst(6)) ?? 0)]),
+        ]).jsonString()
+        return .json(status, body)
+    }
+
+    /// `POST /{tenant}/oauth2/v2.0/token`: Microsoft Entra ID's client-credentials grant for a Windows App SDK app.
+    /// Checks the tenant in the path, the form's content type and fields, the scope and the client's credentials,
+    /// each with the `AADSTS` code Entra answers.
+    func entraTokenEndpoint(_ request: WNSHTTPRequest) -> WNSHTTPResponse {
+        if let answer = recorder.faults.tokenAnswer { return WNSHTTPResponse(answer) }
+        guard request.method == .POST else {
+            return entraError(.methodNotAllowed, "invalid_request", "AADSTS900561", "The endpoint only accepts POST requests.")
+        }
+        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false)
+        // "", tenant, "oauth2", "v2.0", "token"
+        guard segments.count == 5, let app = settings.entra, segments[1] == Substring(app.tenantID) else {
+            let tenant = segments.count > 1 ? String(segments[1].prefix(64)) : ""
+            return entraError(
+                .badRequest, "invalid_request", "AADSTS90002", "Tenant '\(tenant)' not found. Check the tenant id in the token URL.")
+        }
+        guard let contentType = request.headers.first(name: "Content-Type"),
+            contentType.lowercased().hasPrefix("application/x-www-form-urlencoded")
+        else {
+            return entraError(
+                .badRequest, "invalid_request", "AADSTS900144",
+                "The request body must be application/x-www-form-urlencoded.")
+        }
+        let form = WNSHTTPRequest.parseForm(String(buffer: request.body))
+        guard let grant = form["grant_type"] else {
+            return entraError(.badRequest, "invalid_request", "AADSTS900144", "The request body must contain the parameter: 'grant_type'.")
+        }
+        guard grant == "client_credentials" else {
+            return entraError(.badRequest, "unsupported_grant_type", "AADSTS70003", "The app requested an unsupported grant type '\(grant.prefix(40))'.")
+        }
+        guard let scope = form["scope"] else {
+            return entraError(.badRequest, "invalid_request", "AADSTS900144", "The request body must contain the parameter: 'scope'.")
+        }
+        guard scope == "https://wns.windows.com/.default" else {
+            return entraError(
+                .badRequest, "invalid_scope", "AADSTS1002012",
+                "The provided value for scope '\(scope.prefix(80))' is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier: https://wns.windows.com/.default.")
+        }
+        guard let clientID = form["client_id"] else {
+            return entraError(.badRequest, "invalid_request", "AADSTS900144", "The request body must contain the parameter: 'client_id'.")
+        }
+        guard clientID == app.clientID else {
+            return entraError(
+                .badRequest, "unauthorized_client", "AADSTS700016",
+                "Application with identifier '\(clientID.prefix(64))' was not found in the directory '\(app.tenantID)'.")
+        }
+        guard let secret = form["client_secret"], !secret.isEmpty else {
+            return entraError(
+                .unauthorized, "invalid_client", "AADSTS7000216", "'client_assertion' or 'client_secret' is required for the 'client_credentials' grant type.")
+        }
+        guard secret == app.clientSecret else {
+            return entraError(
+                .unauthorized, "invalid_client", "AADSTS7000215",
+                "Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID.")
+        }
+        return issueToken(prefix: "eyJ0eXAiOiJKV1Qi.", tokenType: "Bearer", entra: true)
     }
 
     // MARK: Channel endpoint
@@ -125,8 +205,8 @@ extension WNSEmulator {
         }
         let token = String(authorization.dropFirst(7))
         let channelID = request.query["token"] ?? ""
-        let (expiry, channel) = state.withLock { state in
-            (state.tokens[token], state.channels[channelID])
+        let (expiry, channel, entraApp) = state.withLock { state in
+            (state.tokens[token], state.channels[channelID], state.entraTokens.contains(token))
         }
         guard let expiry else {
             return wnsError(.unauthorized, "Invalid token")
@@ -156,6 +236,10 @@ extension WNSEmulator {
         }
         guard let root = Self.types[typeHeader] else {
             return wnsError(.badRequest, "X-WNS-Type '\(typeHeader.prefix(40))' is not valid")
+        }
+        // Windows App SDK apps (tokens from Entra ID) receive raw and toast notifications only.
+        if entraApp, typeHeader == "wns/tile" || typeHeader == "wns/badge" {
+            return wnsError(.badRequest, "\(typeHeader) is not supported for Windows App SDK apps; send wns/raw or wns/toast")
         }
         let contentType = request.headers.first(name: "Content-Type")?.lowercased() ?? ""
         let expectedContentType = root == nil ? "application/octet-stream" : "text/xml"

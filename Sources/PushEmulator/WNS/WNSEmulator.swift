@@ -31,12 +31,33 @@ public final class WNSEmulator: PlatformEmulator, Sendable {
         public var tokenLifetime: Duration
         /// Accept notifications to channel ids never created (instead of 404). Default false.
         public var acceptUnknownChannels: Bool
+        /// A Windows App SDK app registered in Microsoft Entra ID, whose tokens come from
+        /// `POST /{tenant}/oauth2/v2.0/token`; `nil` serves only the Live endpoint.
+        public var entra: EntraApp?
+
+        /// An app registration in Microsoft Entra ID.
+        public struct EntraApp: Sendable, Hashable {
+            /// The directory (tenant) id in the token endpoint's path.
+            public var tenantID: String
+            /// The application (client) id.
+            public var clientID: String
+            /// The client secret (never logged).
+            public var clientSecret: String
+
+            /// Creates an app registration.
+            public init(tenantID: String, clientID: String, clientSecret: String) {
+                self.tenantID = tenantID
+                self.clientID = clientID
+                self.clientSecret = clientSecret
+            }
+        }
 
         /// Creates settings.
         public init(
             host: String = "127.0.0.1", port: Int = 0, adminPort: Int = 0, packageSID: String, clientSecret: String,
-            tokenLifetime: Duration = .seconds(86400), acceptUnknownChannels: Bool = false
+            tokenLifetime: Duration = .seconds(86400), acceptUnknownChannels: Bool = false, entra: EntraApp? = nil
         ) {
+            self.entra = entra
             self.host = host
             self.port = port
             self.adminPort = adminPort
@@ -99,7 +120,10 @@ public final class WNSEmulator: PlatformEmulator, Sendable {
     struct State {
         var channels: [String: ChannelState] = [:]
         var tokens: [String: Date] = [:]
+        /// Tokens issued by the Entra endpoint (their apps take raw and toast only).
+        var entraTokens: Set<String> = []
         var tokenRequests = 0
+        var entraTokenRequests = 0
         var tokenLifetime: Duration
         var expiresInAsString = false
         var scripted: [ScriptedFault] = []
@@ -199,6 +223,11 @@ public final class WNSEmulator: PlatformEmulator, Sendable {
     /// The token endpoint's URL.
     public var tokenEndpoint: String { "https://\(settings.host):\(port)/accesstoken.srf" }
 
+    /// The Entra token endpoint's URL for `tenantID` (by default the configured app's tenant).
+    public func entraTokenEndpoint(tenantID: String? = nil) -> String {
+        "https://\(settings.host):\(port)/\(tenantID ?? settings.entra?.tenantID ?? "common")/oauth2/v2.0/token"
+    }
+
     // MARK: Swift API
 
     /// Creates an active channel and returns its channel URI.
@@ -256,8 +285,10 @@ public final class WNSEmulator: PlatformEmulator, Sendable {
         state.withLock { $0.scripted.append(contentsOf: faults) }
     }
 
-    /// How many tokens the token endpoint issued.
+    /// How many tokens the token endpoints issued (both).
     public var tokenRequestCount: Int { state.withLock { $0.tokenRequests } }
+    /// How many of them the Entra endpoint issued.
+    public var entraTokenRequestCount: Int { state.withLock { $0.entraTokenRequests } }
 
     /// Clears records, faults and scripted faults (channels and tokens stay).
     public func reset() {

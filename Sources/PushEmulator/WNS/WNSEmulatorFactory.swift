@@ -14,6 +14,10 @@ import Foundation
 ///     clientSecret: demo-wns-secret
 ///     tokenLifetimeSeconds: 86400
 ///     acceptUnknownChannels: false   # true: any /w/?token=<id> is an active channel
+///     entra:                         # optional: a Windows App SDK app, tokens at /{tenantId}/oauth2/v2.0/token
+///       tenantId: demo-tenant
+///       clientId: 00000000-0000-0000-0000-00000000c11e
+///       clientSecret: demo-entra-secret
 /// ```
 public struct WNSEmulatorFactory: PlatformEmulatorFactory {
     /// `wns`.
@@ -28,17 +32,34 @@ public struct WNSEmulatorFactory: PlatformEmulatorFactory {
         let clientSecret = configuration.secret("clientSecret")
         let lifetime = configuration.integer("tokenLifetimeSeconds", default: 86400, in: 1...(365 * 86400))
         let acceptUnknown = configuration.bool("acceptUnknownChannels", default: false)
+        var entra: WNSEmulator.Settings.EntraApp?
+        let entraNode = configuration.child("entra")
+        if entraNode.isPresent {
+            let tenant = entraNode.string("tenantId", required: true)
+            let client = entraNode.string("clientId", required: true)
+            let secret = entraNode.secret("clientSecret")
+            if let tenant, let client, let secret {
+                entra = .init(tenantID: tenant, clientID: client, clientSecret: secret)
+            }
+            entraNode.rejectUnknownKeys()
+        }
         guard let packageSID, let clientSecret else { return nil }
         let settings = WNSEmulator.Settings(
             host: host, port: port, adminPort: adminPort, packageSID: packageSID, clientSecret: clientSecret,
-            tokenLifetime: .seconds(lifetime), acceptUnknownChannels: acceptUnknown)
-        let credentials: [String: String] = [
+            tokenLifetime: .seconds(lifetime), acceptUnknownChannels: acceptUnknown, entra: entra)
+        var credentials: [String: String] = [
             "packageSid": packageSID,
             "clientSecret": clientSecret,
             "tokenEndpoint": "https://\(host):\(port)/accesstoken.srf",
             "channelEndpoint": "https://\(host):\(port)/w/?token=",
             "adminEndpoint": "http://\(host):\(adminPort)/_emulator/",
         ]
+        if let entra {
+            credentials["entraTenantId"] = entra.tenantID
+            credentials["entraClientId"] = entra.clientID
+            credentials["entraClientSecret"] = entra.clientSecret
+            credentials["entraTokenEndpoint"] = "https://\(host):\(port)/\(entra.tenantID)/oauth2/v2.0/token"
+        }
         try FileManager.default.createDirectory(atPath: context.directory, withIntermediateDirectories: true)
         let path = (context.directory as NSString).appendingPathComponent("wns-credentials.json")
         let data = try JSONSerialization.data(withJSONObject: credentials, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])

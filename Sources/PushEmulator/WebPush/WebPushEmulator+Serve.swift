@@ -87,6 +87,10 @@ extension WebPushEmulator {
         } catch {
             return reject(400, error.reason)
         }
+        // A declarative message (web_push 8030) is parsed by the browser; one it cannot show is refused here.
+        if let problem = WebPushDeclarativeRules.violation(in: payload) {
+            return reject(400, "declarative push message: \(problem)")
+        }
         recorder.accept(
             WebPushReceivedMessage(
                 subscriptionID: id, payload: payload, timeToLive: ttl, urgency: urgency, topic: topic, subject: vapid.subject,

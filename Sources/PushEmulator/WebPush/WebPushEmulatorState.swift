@@ -50,6 +50,8 @@ public struct WebPushReceivedMessage: Sendable, Hashable {
 
     /// The payload as UTF-8 text.
     public var text: String { String(decoding: payload, as: UTF8.self) }
+    /// Whether the payload is a Declarative Web Push message (`"web_push": 8030`), checked as a browser would.
+    public var isDeclarative: Bool { WebPushDeclarativeRules.isDeclarative(payload) }
 }
 
 /// Subscriptions and counters of a ``WebPushEmulator``.
