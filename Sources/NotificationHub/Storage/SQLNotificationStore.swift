@@ -19,7 +19,7 @@ public final class SQLNotificationStore: NotificationStore {
         enqueues = WriteCombiner { batch in
             // On PostgreSQL, sends all to be leased at once are judged and stored with one statement; another batch
             // without idempotency keys is planned before any transaction (planning then only reads) and stored in one.
-            if database.dialect == .postgres, batch.allSatisfy({ $0.idempotencyKey == nil }) {
+            if database.dialect.statementsAreRoundTrips, batch.allSatisfy({ $0.idempotencyKey == nil }) {
                 if batch.count <= 100, batch.allSatisfy({ $0.claim != nil }) {
                     return try await Self.insertJudged(batch, database: database)
                 }
@@ -30,8 +30,8 @@ public final class SQLNotificationStore: NotificationStore {
                 try await Self.insert(try await Self.rows(for: batch, on: connection), on: connection, database: database)
             }
         }
-        let forUpdate = database.dialect == .postgres ? " FOR UPDATE" : ""
-        let lanes = database.dialect == .postgres ? 4 : 1
+        let forUpdate = database.dialect.lockForUpdate
+        let lanes = database.dialect.concurrentWriters
         completions = (0..<lanes).map { _ in
             WriteCombiner { batch in
                 if let finished = try await Self.finishAlone(batch, database: database) { return finished }
@@ -68,7 +68,7 @@ public final class SQLNotificationStore: NotificationStore {
     /// nothing needs reading first. `nil` when the batch needs a transaction: an item that is not alone, failures or
     /// expired channels to record, or too many items for one statement.
     static func finishAlone(_ batch: [Completion], database: any HubDatabase) async throws -> [NotificationState?]? {
-        guard database.dialect == .postgres, batch.count <= 100,
+        guard database.dialect.statementsAreRoundTrips, batch.count <= 100,
             batch.allSatisfy({ $0.alone && $0.checkpoint.failures.isEmpty && $0.checkpoint.expiredChannels.isEmpty }),
             Set(batch.map(\.id)).count == batch.count
         else { return nil }
@@ -84,6 +84,10 @@ public final class SQLNotificationStore: NotificationStore {
         let rows: [SQLRow]
         if batch.count == 1, let single = try await database.write(prepared: .finishOneAlone, binds) {
             rows = single
+        } else if let prepared = try await database.write(
+            prepared: .finishAlone, [.text(try Self.json(batch.map(FinishedAlone.init)))])
+        {
+            rows = prepared
         } else {
             rows = try await database.write(
                 """
@@ -123,6 +127,50 @@ public final class SQLNotificationStore: NotificationStore {
         FROM done WHERE notifications.id = done.notification_id
         RETURNING notifications.id, notifications.state
         """
+
+    /// ``finishAlone(_:database:)`` for a batch, as a prepared statement (``PreparedStatement/finishAlone``) whose one
+    /// parameter is a JSON array of ``FinishedAlone`` rows: planned once per connection, whatever the batch's size.
+    static let finishAloneStatement = """
+        WITH v AS (
+            SELECT * FROM json_to_recordset($1::json)
+                AS r(nid text, npartition int8, nowner text, ncounts text, nstate text, ntime float8)),
+        done AS (
+            UPDATE notification_partitions p SET state = 'Done', lease_owner = NULL, lease_expires = NULL
+            FROM v WHERE p.state = 'Processing' AND p.notification_id = v.nid AND p.partition = v.npartition
+                AND p.lease_owner = v.nowner
+            RETURNING p.notification_id)
+        UPDATE notifications SET counts = v.ncounts,
+            state = CASE WHEN state = 'Processing' THEN v.nstate ELSE state END,
+            end_time = CASE WHEN state = 'Processing' THEN v.ntime ELSE end_time END
+        FROM v JOIN done ON done.notification_id = v.nid
+        WHERE notifications.id = v.nid
+        RETURNING notifications.id, notifications.state
+        """
+
+    /// One row of ``finishAloneStatement``'s JSON parameter.
+    struct FinishedAlone: Encodable {
+        var nid: String
+        var npartition: Int
+        var nowner: String
+        var ncounts: String
+        var nstate: String
+        var ntime: Double
+
+        init(_ item: Completion) throws {
+            let summary = item.checkpoint.summary
+            nid = item.id
+            npartition = item.partition
+            nowner = item.owner
+            ncounts = try SQLNotificationStore.encode(summary)
+            nstate = SQLNotificationStore.finalState(of: summary).name
+            ntime = item.time.timeIntervalSince1970
+        }
+    }
+
+    /// Rows as the JSON array a prepared statement reads with `json_to_recordset`.
+    static func json(_ rows: [some Encodable]) throws -> String {
+        String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
+    }
 
     /// The final state of a notification whose every partition is done, from its counts.
     static func finalState(of summary: DispatchSummary) -> NotificationState {
@@ -428,6 +476,8 @@ public final class SQLNotificationStore: NotificationStore {
         let answer: [SQLRow]
         if batch.count == 1, let prepared = try await storeOneSend(batch[0], database: database) {
             answer = prepared
+        } else if let prepared = try await storeSends(batch, database: database) {
+            answer = prepared
         } else {
             answer = try await storeJudged(batch, database: database)
         }
@@ -528,6 +578,66 @@ public final class SQLNotificationStore: NotificationStore {
             judgedValues(entry, claim) + [judge.tag, .integer(judge.limit), .integer(judge.threshold)])
     }
 
+    /// A batch's store as a prepared statement (``PreparedStatement/storeSends``) when each send's audience needs no
+    /// judging or is judged by one tag's count (per-user sends): `nil` otherwise, or where the database keeps no
+    /// prepared statements.
+    static func storeSends(_ batch: [Enqueue], database: any HubDatabase) async throws -> [SQLRow]? {
+        var rows: [SentRow] = []
+        rows.reserveCapacity(batch.count)
+        for (index, entry) in batch.enumerated() {
+            guard let claim = entry.claim else { return nil }
+            let notification = entry.notification
+            var row = SentRow(
+                i: index, id: notification.id, format: notification.format.name,
+                body: Data(notification.body.readableBytesView).base64EncodedString(), headers: entry.headers,
+                audience: entry.audience, enqueued: notification.createdAt.timeIntervalSince1970,
+                started: claim.now.timeIntervalSince1970, owner: claim.owner,
+                lease: claim.now.timeIntervalSince1970 + claim.leaseSeconds)
+            if partitions(claim, nodes: 1) > 1 {
+                switch AudienceSize(notification, threshold: claim.splitAbove) {
+                case .small: break
+                case .bounded(.tag(let tag), _):
+                    row.tag = tag
+                    row.lim = claim.splitAbove + 1
+                    row.threshold = claim.splitAbove
+                case .bounded, .large, .counted: return nil
+                }
+            }
+            rows.append(row)
+        }
+        return try await database.write(prepared: .storeSends, [.text(try json(rows))])
+    }
+
+    /// One row of ``storeSendsStatement``'s JSON parameter: ``judgedValues(_:_:)`` with the body in base64 (times in
+    /// seconds since 1970: `enqueued`, `started` and the `lease`'s end), and the
+    /// tag that judges the audience (counted up to `lim` rows, large above `threshold`; none when `nil`).
+    struct SentRow: Encodable {
+        var i: Int
+        var id: String
+        var format: String
+        var body: String
+        var headers: String
+        var audience: String
+        var enqueued: Double
+        var started: Double
+        var owner: String
+        var lease: Double
+        var tag: String?
+        var lim = 0
+        var threshold = 0
+    }
+
+    /// ``storeJudged(_:database:)`` for sends each judged by at most one tag, read from a JSON array of ``SentRow``s.
+    static let storeSendsStatement = "WITH " + judgedStore(
+        input: """
+            input AS (SELECT r.i, r.id, r.format, decode(r.body, 'base64') AS body, r.headers, r.audience,
+                r.enqueued AS enqueue_time, r.started AS start_time, r.owner, r.lease,
+                r.tag IS NOT NULL AND \(cappedCount(tag: "r.tag", limit: "r.lim")) > r.threshold AS large
+                FROM json_to_recordset($1::json) AS r(i int8, id text, format text, body text, headers text,
+                    audience text, enqueued float8, started float8, owner text, lease float8, tag text,
+                    lim int8, threshold int8))
+            """)
+
     /// ``storeJudged(_:database:)`` for one send whose audience is judged by at most one tag (`$10`, counted up to
     /// `$11` rows, large above `$12`; none when `NULL`), with ``judgedValues(_:_:)`` as `$1`…`$9`.
     static let storeOneSendStatement = "WITH " + judgedStore(
@@ -557,8 +667,8 @@ public final class SQLNotificationStore: NotificationStore {
     }
 
     /// On PostgreSQL, rows another transaction holds are skipped (claims) or waited for (counts).
-    var skipLocked: String { database.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : "" }
-    var forUpdate: String { database.dialect == .postgres ? " FOR UPDATE" : "" }
+    var skipLocked: String { database.dialect.lockForUpdateSkippingLocked }
+    var forUpdate: String { database.dialect.lockForUpdate }
 
     /// Claims one open partition inside a transaction: one nobody holds (not started yet, or left by a worker whose
     /// lease expired) of a notification of which this owner holds less than its fair share. `nodes` is the number
