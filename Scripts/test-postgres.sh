@@ -24,7 +24,7 @@ if [ "$(id -u)" = 0 ]; then chown postgres "$dir"; fi
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 as_owner "$bin/initdb" -D "$dir/data" -U hub --auth=trust -E UTF8 --no-sync >"$dir/initdb.log" 2>&1
 as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-  -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+  -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_preload_libraries=pg_stat_statements" \
   start >"$dir/pg_ctl.log" 2>&1
 
 # Stop and delete the cluster when the owner exits.

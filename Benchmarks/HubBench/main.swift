@@ -6,6 +6,8 @@
 //   Benchmarks/run.sh --postgres postgres://… --nodes 2 --sizes 100000 --skip-peer --skip-wrk --skip-resolution
 //                                                        # fan-outs and per-user sends on PostgreSQL shared by two
 //                                                        # hub processes, with each node's share of each
+//   Benchmarks/run.sh --postgres postgres://… --peruser-only --sizes 10000 --skip-peer --skip-wrk --skip-resolution
+//                                                        # per-user sends only: SQLite then PostgreSQL, one run
 //
 // Scenarios: the emulator's ceiling (h2load), the hub's fan-out through the REST API (native and template) with the
 // hub's peak RSS, the aioapns peer against the same emulator, audience resolution over the SQLite store, and the API
@@ -50,6 +52,10 @@ struct Options {
     var apns: String?
     /// Connections in each node's PostgreSQL pool (the hub's default when absent).
     var pool: Int?
+    /// Runs only the per-user scenarios (no fan-outs).
+    var perUserOnly = false
+    /// On PostgreSQL, skips the per-user reference run on SQLite that comes first.
+    var skipSQLiteReference = false
     /// A folder for `perf record` profiles of the first hub node during each measured fan-out (`perf` on PATH).
     var profile: String?
 
@@ -83,6 +89,8 @@ struct Options {
             case "--delivery": delivery = value()
             case "--apns": apns = value()
             case "--profile": profile = value()
+            case "--peruser-only": perUserOnly = true
+            case "--skip-sqlite-reference": skipSQLiteReference = true
             default:
                 FileHandle.standardError.write(Data("unknown option \(argument)\n".utf8))
                 exit(2)
@@ -553,8 +561,11 @@ func waitForEmulator(_ target: Int) async throws -> ContinuousClock.Instant {
 
 /// Per-user sends at saturation: `clients` senders for `duration`, each send to one of `users` users (one device
 /// each). Reports the accepted rate, the end-to-end delivered rate, and how long after the last accept the last
-/// delivery came.
-func perUserSaturation(port: Int, users: Int, clients: Int = 64, duration: Duration = .seconds(10), prefix: String) async throws {
+/// delivery came. Returns the sends accepted and the delivered rate.
+@discardableResult
+func perUserSaturation(
+    port: Int, users: Int, clients: Int = 64, duration: Duration = .seconds(10), prefix: String
+) async throws -> (accepted: Int, delivered: Double) {
     let before = emulator.acceptedCount
     let started = ContinuousClock.now
     let deadline = started + duration
@@ -578,12 +589,14 @@ func perUserSaturation(port: Int, users: Int, clients: Int = 64, duration: Durat
     figure("\(prefix)peruser.delivered", Double(accepted) / seconds(done - started), "notifications/s")
     figure("\(prefix)peruser.deliveredOfAccepted", 100 * seconds(lastAccept - started) / seconds(done - started), "%", decimals: 1)
     figure("\(prefix)peruser.drainAfterLastAccept", seconds(done - lastAccept), "s", decimals: 2)
+    return (accepted, Double(accepted) / seconds(done - started))
 }
 
 /// Reads a notification's telemetry: accept → end in milliseconds.
 func acceptToDelivered(port: Int, id: String) async throws -> Double? {
     var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/\(hubName)/messages/\(id)")
     request.headers.add(name: "Authorization", value: token(port: port))
+    request.headers.add(name: "Accept", value: "application/json")
     let response = try await http.execute(request, timeout: .seconds(30))
     let body = try await response.body.collect(upTo: 1 << 20)
     guard let object = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
@@ -677,10 +690,35 @@ final class ManagedAtomicFlag: Sendable {
     func set() { value.withLock { $0 = true } }
 }
 
+/// Per-user sends at saturation on one node with a SQLite store of `size` installations: the reference a
+/// PostgreSQL run compares itself with in the same run. Returns the delivered rate.
+func sqlitePerUserReference(size: Int) async throws -> Double {
+    let path = directory + "/reference-\(size).sqlite"
+    _ = try await seed(storage: .sqlite(path: path), count: size)
+    let configurationPath = directory + "/reference-\(size).yaml"
+    try configuration(storage: "{sqlite: {path: \(path)}}").write(toFile: configurationPath, atomically: true, encoding: .utf8)
+    let node = try HubServerProcess(executable: options.hub, configuration: configurationPath, logPath: directory + "/reference-\(size).log")
+    defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+    do {
+        try await node.waitUntilListening()
+        _ = try await fanOut(port: node.port, format: "apple", body: #"{"aps":{"alert":"warm-up"}}"#, tags: "user:0", count: 1)
+        let result = try await perUserSaturation(port: node.port, users: min(size, 3000), prefix: "sqlite.1nodes.")
+        await node.stop()
+        return result.delivered
+    } catch {
+        await node.stop()
+        throw error
+    }
+}
+
 var hubRates: [Int: Double] = [:]
 do {
     // On PostgreSQL, figures are prefixed with the store and the number of nodes sharing the work.
     let scenario = options.postgres == nil ? "" : "postgres.\(options.nodes)nodes."
+    var sqliteReference: Double?
+    if options.postgres != nil, !options.skipSQLiteReference, let size = options.sizes.min() {
+        sqliteReference = try await sqlitePerUserReference(size: size)
+    }
     for size in options.sizes {
         let store = try storage(size: size)
         let seedRate = try await seed(storage: store.configuration, count: size)
@@ -704,71 +742,83 @@ do {
                 try await Task.sleep(for: .seconds(3))
             }
             var counts = options.postgres == nil ? [] : try await delivered(by: nodes)
-            let nativeCost = try await costed("\(scenario)fanout.native.\(size)", nodes) {
-                try await fanOut(
-                    port: hub.port, format: "apple", body: #"{"aps":{"alert":"Hello from the benchmark","badge":1}}"#,
-                    tags: "bench", count: size)
+            if !options.perUserOnly {
+                let nativeCost = try await costed("\(scenario)fanout.native.\(size)", nodes) {
+                    try await fanOut(
+                        port: hub.port, format: "apple", body: #"{"aps":{"alert":"Hello from the benchmark","badge":1}}"#,
+                        tags: "bench", count: size)
+                }
+                let native = nativeCost.seconds
+                if options.postgres != nil {
+                    // Each node's counts are committed with its partitions' finishes, a moment after the last delivery.
+                    try await Task.sleep(for: .milliseconds(500))
+                    let after = try await delivered(by: nodes)
+                    try reportShares("\(scenario)fanout.native.\(size)", before: counts, after: after)
+                    counts = after
+                }
+                let rate = Double(size) / native
+                hubRates[size] = rate
+                figure("\(scenario)fanout.native.\(size)", rate, "notifications/s")
+                figure("\(scenario)fanout.native.\(size).time", native, "s", decimals: 2)
+                nativeCost.report("\(scenario)fanout.native.\(size)", deliveries: size)
+                figure("\(scenario)hub.peakRSS.native.\(size)", hub.peakRSSMiB, "MiB", decimals: 1)
+                if let ceiling { figure("\(scenario)fanout.native.\(size).ofCeiling", 100 * rate / ceiling, "%", decimals: 1) }
+                let template = try await fanOut(
+                    port: hub.port, format: "template", body: #"{"message":"Hello from the template benchmark"}"#, tags: "bench",
+                    count: size)
+                figure("\(scenario)fanout.template.\(size)", Double(size) / template, "notifications/s")
+                figure("\(scenario)fanout.template.\(size).time", template, "s", decimals: 2)
+                if options.postgres != nil {
+                    try await Task.sleep(for: .milliseconds(500))
+                    let after = try await delivered(by: nodes)
+                    try reportShares("\(scenario)fanout.template.\(size)", before: counts, after: after)
+                    counts = after
+                }
+                figure("\(scenario)hub.peakRSS.afterTemplate.\(size)", hub.peakRSSMiB, "MiB", decimals: 1)
+                // The same native fan-out again, with installation writes one after another while it runs. (Measured
+                // apart from the fan-out above: the writes take their share of the cores.)
+                var underWrites = 0.0
+                let writes = try await writesDuring(port: hub.port) {
+                    underWrites = try await fanOut(
+                        port: hub.port, format: "apple", body: #"{"aps":{"alert":"Hello again from the benchmark"}}"#,
+                        tags: "bench", count: size)
+                }
+                figure("\(scenario)writesDuringFanout.\(size).p99", writes.p99, "ms", decimals: 1)
+                figure("\(scenario)writesDuringFanout.\(size).put.p99", writes.put, "ms", decimals: 1)
+                figure("\(scenario)writesDuringFanout.\(size).delete.p99", writes.delete, "ms", decimals: 1)
+                figure("\(scenario)writesDuringFanout.\(size).count", Double(writes.count), "writes")
+                figure("\(scenario)fanout.native.\(size).duringWrites", Double(size) / underWrites, "notifications/s")
+                if options.postgres != nil {
+                    try await Task.sleep(for: .milliseconds(500))
+                    counts = try await delivered(by: nodes)
+                }
+                // A real platform is tens of milliseconds away: the same fan-out with 50 ms added to every answer, at
+                // every size (a fan-out with a round trip added takes at least that round trip longer, which weighs
+                // most in the smallest).
+                emulator.faults = FaultInjection(latency: .milliseconds(50))
+                let slowCost = try await costed("\(scenario)fanout.native.\(size).latency50", nodes) {
+                    try await fanOut(
+                        port: hub.port, format: "apple", body: #"{"aps":{"alert":"Hello at 50 ms"}}"#, tags: "bench", count: size)
+                }
+                emulator.faults = .none
+                figure("\(scenario)fanout.native.\(size).latency50", Double(size) / slowCost.seconds, "notifications/s")
+                figure("\(scenario)fanout.native.\(size).latency50.ofZero", 100 * native / slowCost.seconds, "%", decimals: 1)
+                slowCost.report("\(scenario)fanout.native.\(size).latency50", deliveries: size)
             }
-            let native = nativeCost.seconds
-            if options.postgres != nil {
-                // Each node's counts are committed with its partitions' finishes, a moment after the last delivery.
-                try await Task.sleep(for: .milliseconds(500))
-                let after = try await delivered(by: nodes)
-                try reportShares("\(scenario)fanout.native.\(size)", before: counts, after: after)
-                counts = after
-            }
-            let rate = Double(size) / native
-            hubRates[size] = rate
-            figure("\(scenario)fanout.native.\(size)", rate, "notifications/s")
-            figure("\(scenario)fanout.native.\(size).time", native, "s", decimals: 2)
-            nativeCost.report("\(scenario)fanout.native.\(size)", deliveries: size)
-            figure("\(scenario)hub.peakRSS.native.\(size)", hub.peakRSSMiB, "MiB", decimals: 1)
-            if let ceiling { figure("\(scenario)fanout.native.\(size).ofCeiling", 100 * rate / ceiling, "%", decimals: 1) }
-            let template = try await fanOut(
-                port: hub.port, format: "template", body: #"{"message":"Hello from the template benchmark"}"#, tags: "bench",
-                count: size)
-            figure("\(scenario)fanout.template.\(size)", Double(size) / template, "notifications/s")
-            figure("\(scenario)fanout.template.\(size).time", template, "s", decimals: 2)
-            if options.postgres != nil {
-                try await Task.sleep(for: .milliseconds(500))
-                let after = try await delivered(by: nodes)
-                try reportShares("\(scenario)fanout.template.\(size)", before: counts, after: after)
-                counts = after
-            }
-            figure("\(scenario)hub.peakRSS.afterTemplate.\(size)", hub.peakRSSMiB, "MiB", decimals: 1)
-            // The same native fan-out again, with installation writes one after another while it runs. (Measured
-            // apart from the fan-out above: the writes take their share of the cores.)
-            var underWrites = 0.0
-            let writes = try await writesDuring(port: hub.port) {
-                underWrites = try await fanOut(
-                    port: hub.port, format: "apple", body: #"{"aps":{"alert":"Hello again from the benchmark"}}"#,
-                    tags: "bench", count: size)
-            }
-            figure("\(scenario)writesDuringFanout.\(size).p99", writes.p99, "ms", decimals: 1)
-            figure("\(scenario)writesDuringFanout.\(size).put.p99", writes.put, "ms", decimals: 1)
-            figure("\(scenario)writesDuringFanout.\(size).delete.p99", writes.delete, "ms", decimals: 1)
-            figure("\(scenario)writesDuringFanout.\(size).count", Double(writes.count), "writes")
-            figure("\(scenario)fanout.native.\(size).duringWrites", Double(size) / underWrites, "notifications/s")
-            if options.postgres != nil {
-                try await Task.sleep(for: .milliseconds(500))
-                counts = try await delivered(by: nodes)
-            }
-            // A real platform is tens of milliseconds away: the same fan-out with 50 ms added to every answer, at
-            // every size (a fan-out with a round trip added takes at least that round trip longer, which weighs
-            // most in the smallest).
-            emulator.faults = FaultInjection(latency: .milliseconds(50))
-            let slowCost = try await costed("\(scenario)fanout.native.\(size).latency50", nodes) {
-                try await fanOut(
-                    port: hub.port, format: "apple", body: #"{"aps":{"alert":"Hello at 50 ms"}}"#, tags: "bench", count: size)
-            }
-            emulator.faults = .none
-            figure("\(scenario)fanout.native.\(size).latency50", Double(size) / slowCost.seconds, "notifications/s")
-            figure("\(scenario)fanout.native.\(size).latency50.ofZero", 100 * native / slowCost.seconds, "%", decimals: 1)
-            slowCost.report("\(scenario)fanout.native.\(size).latency50", deliveries: size)
             if size == options.sizes.min() {
                 let users = min(size, 3000)
                 counts = options.postgres == nil ? [] : try await delivered(by: nodes)
-                try await perUserSaturation(port: hub.port, users: users, prefix: scenario)
+                // On PostgreSQL, what the server spent per send: its processes' CPU, statements and commits.
+                let server = options.postgres == nil ? nil : try await PostgresServerCost.open(storage: store.configuration)
+                let serverBefore = try await server?.sample()
+                let perUser = try await perUserSaturation(port: hub.port, users: users, prefix: scenario)
+                if let server, let serverBefore {
+                    server.report("\(scenario)peruser", from: serverBefore, to: try await server.sample(), sends: perUser.accepted)
+                    await server.close()
+                }
+                if let sqliteReference {
+                    figure("\(scenario)peruser.delivered.ofSQLite", 100 * perUser.delivered / sqliteReference, "%", decimals: 1)
+                }
                 if options.postgres != nil {
                     // Sent through the first node, delivered by every node.
                     try await Task.sleep(for: .milliseconds(500))

@@ -57,10 +57,17 @@ public struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
             case .userMismatch, .userTokenRequired: .forbidden
             case .preconditionFailed: .preconditionFailed
             case .storageFailure: .internalServerError
+            case .storeFull: .serviceUnavailable
             default: .badRequest
             }
-        self.init(status, code: error.code.rawValue, message: error.message)
+        var headers: HTTPFields = [:]
+        // A full disk is freed by an operator, not by the next request: ask for a retry after a while.
+        if error.code == .storeFull { headers[.retryAfter] = String(Self.storeFullRetrySeconds) }
+        self.init(status, code: error.code.rawValue, message: error.message, headers: headers)
     }
+
+    /// The `Retry-After` of a `503 StoreFull`.
+    static let storeFullRetrySeconds = 30
 
     /// The answer: Azure's `<Error><Code>{status}</Code><Detail>{message}</Detail></Error>` (the body Azure's SDKs
     /// read the message from), with the machine-readable code in `<ErrorCode>`, or
@@ -125,6 +132,7 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 throw APIError(error.status, code: "HTTPError", message: error.body ?? error.status.reasonPhrase)
             }
         } catch {
+            if let full = StoreCondition.storeFull(error) { throw APIError(full) }
             context.logger.error("request failed", metadata: ["error.type": "\(type(of: error))", "error": "\(error)"])
             throw APIError(.internalServerError, code: "InternalError", message: "the hub failed to process the request; it was logged")
         }

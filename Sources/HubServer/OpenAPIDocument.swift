@@ -271,6 +271,15 @@ components:
           schema: {$ref: "#/components/schemas/Error"}
         application/xml:
           schema: {type: string, description: "<Error><Code>{status}</Code><Detail>{message}</Detail><ErrorCode>{code}</ErrorCode></Error>"}
+    StoreFull:
+      description: >-
+        The hub's store refused the write because its disk is full (SQLite SQLITE_FULL, PostgreSQL 53100 disk_full);
+        nothing was stored; code StoreFull. Retry after freeing space.
+      headers:
+        Retry-After: {schema: {type: integer}, description: Seconds after which to retry.}
+      content:
+        application/json:
+          schema: {$ref: "#/components/schemas/Error"}
     TooManyRequests:
       description: >-
         Too many installation or registration writes by this device user or key (limits.installationWrites); code
@@ -285,7 +294,7 @@ security:
 paths:
   /healthz:
     get:
-      summary: "Liveness, and the running configuration: its file's SHA-256, when it was loaded, the last reload (result, time, problem count, parts waiting for a restart). No secret."
+      summary: "Liveness, and the running configuration: its file's SHA-256, when it was loaded, the last reload (result, time, problem count, parts waiting for a restart). No secret. status is degraded while a hub's store refuses writes for want of disk space; stores then lists those hubs (since, lastRefusal, reason)."
       security: []
       responses:
         "200": {description: The hub is up.}
@@ -329,6 +338,7 @@ paths:
         "409": {$ref: "#/components/responses/Error"}
         "413": {$ref: "#/components/responses/Error"}
         "429": {$ref: "#/components/responses/TooManyRequests"}
+        "503": {$ref: "#/components/responses/StoreFull"}
     patch:
       summary: Update an installation with JSON Patch (Listen, or a device user's JWT; another user's installation is 404).
       security: [{sas: []}, {bearer: []}]
@@ -433,6 +443,7 @@ paths:
         "401": {$ref: "#/components/responses/Error"}
         "403": {$ref: "#/components/responses/Error"}
         "413": {$ref: "#/components/responses/Error"}
+        "503": {$ref: "#/components/responses/StoreFull"}
   /{hub}/configuration:
     parameters:
       - $ref: "#/components/parameters/hub"

@@ -77,6 +77,9 @@ public final class Hub: Service, Sendable {
     /// The hub's name.
     public var name: String { core.name }
 
+    /// Whether the hub's store takes writes (`nil` for stores without a database, as in tests).
+    public var storeCondition: StoreCondition? { core.database?.condition }
+
     /// This node's name (``HubNode/name``).
     public var nodeName: String { core.nodeName }
 

@@ -47,7 +47,7 @@ public struct EventOutbox: Sendable {
         guard !subscriptions.isEmpty else { return [] }
         let time = now.timeIntervalSince1970
         let names = Array(repeating: "?", count: subscriptions.count).joined(separator: ", ")
-        let lock = database.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
+        let lock = database.dialect.lockForUpdateSkippingLocked
         let rows = try await database.transaction { connection in
             try await connection.query(
                 """

@@ -100,6 +100,54 @@ public enum SQLDialect: Sendable, Hashable {
     case postgres
 }
 
+/// What the stores need to know of a dialect, as capabilities (in the manner of sql-kit's `SQLDialect`), so that no
+/// store branches on the engine.
+extension SQLDialect {
+    /// The clause that locks the rows a `SELECT` reads until the transaction ends (with a leading space), or `""`
+    /// where transactions are serialised anyway (SQLite's one writer).
+    public var lockForUpdate: String {
+        switch self {
+        case .sqlite: ""
+        case .postgres: " FOR UPDATE"
+        }
+    }
+
+    /// ``lockForUpdate`` that skips rows another transaction holds instead of waiting for them (claims).
+    public var lockForUpdateSkippingLocked: String {
+        switch self {
+        case .sqlite: ""
+        case .postgres: " FOR UPDATE SKIP LOCKED"
+        }
+    }
+
+    /// Whether every statement is a round trip to a server, which commits a lone statement by itself: work is then
+    /// worth folding into fewer, larger statements (and `BEGIN` … `COMMIT` costs two more). `false` in process.
+    public var statementsAreRoundTrips: Bool {
+        switch self {
+        case .sqlite: false
+        case .postgres: true
+        }
+    }
+
+    /// How many write transactions may usefully run at once: one where writers are serialised (SQLite), several on
+    /// a server whose row locks let independent writes proceed side by side.
+    public var concurrentWriters: Int {
+        switch self {
+        case .sqlite: 1
+        case .postgres: 4
+        }
+    }
+
+    /// How a scan driven by a tag's index entries `d` reaches their installations `i` (see
+    /// ``SQLTagQuery/drivenFrom(_:)``).
+    var tagDrivenScan: String {
+        switch self {
+        case .sqlite: "installation_tags d JOIN installations i ON i.rid = d.rid"
+        case .postgres: "installation_tags d CROSS JOIN LATERAL (SELECT * FROM installations WHERE rid = d.rid OFFSET 0) i"
+        }
+    }
+}
+
 /// Runs statements inside one transaction. Statements use `?` placeholders in both dialects.
 public protocol SQLExecutor: Sendable {
     /// Runs one statement and returns its rows.
@@ -119,6 +167,10 @@ struct DatabaseReads: SQLExecutor {
 public protocol HubDatabase: Sendable {
     /// The dialect.
     var dialect: SQLDialect { get }
+
+    /// Whether the database takes writes: degraded while writes are refused for want of disk space
+    /// (``StoreCondition``).
+    var condition: StoreCondition { get }
 
     /// Runs `body` in a write transaction, committing on success and rolling back on error.
     func transaction<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T
@@ -232,4 +284,10 @@ public enum PreparedStatement: Sendable, CaseIterable {
     case storeOneSend
     /// One partition alone in its notification, finished: ``SQLNotificationStore``'s single finish.
     case finishOneAlone
+    /// Sends leased at accept, each judged by at most one tag's count, given as one JSON array: ``SQLNotificationStore``'s
+    /// batch store.
+    case storeSends
+    /// Partitions alone in their notifications, finished, given as one JSON array: ``SQLNotificationStore``'s batch
+    /// finish.
+    case finishAlone
 }

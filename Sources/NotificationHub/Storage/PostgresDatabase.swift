@@ -14,6 +14,9 @@ public final class PostgresHubDatabase: HubDatabase {
     let upkeep: PostgresClient
     let settings: StorageConfiguration.PostgresSettings
     let logger: Logger
+    public let condition = StoreCondition()
+    /// Concurrent audience reads of one-tag sends, combined into one statement.
+    let addressPages: PostgresAddressPages
     private let running: Task<Void, Never>
 
     public var dialect: SQLDialect { .postgres }
@@ -26,6 +29,7 @@ public final class PostgresHubDatabase: HubDatabase {
         self.upkeep = upkeep
         self.settings = settings
         self.logger = logger
+        addressPages = PostgresAddressPages(client: client, logger: logger)
         // The pools need their run loops for as long as the database is open; `close()` ends them. Each loop says
         // when it starts, so that the first lease (the migrations) comes after it.
         running = Task {
@@ -107,8 +111,10 @@ public final class PostgresHubDatabase: HubDatabase {
         try await transaction(on: upkeep, body)
     }
 
+    /// A transaction on a connection of `client`; a write refused for want of space (`53100 disk_full`) throws
+    /// ``HubError/Code/storeFull``.
     private func transaction<T: Sendable>(on client: PostgresClient, _ body: (any SQLExecutor) async throws -> T) async throws -> T {
-        try await client.withConnection { connection in
+        try await condition.write { try await client.withConnection { connection in
             let executor = Executor(connection: connection, logger: logger)
             _ = try await executor.query("BEGIN", [])
             do {
@@ -119,7 +125,7 @@ public final class PostgresHubDatabase: HubDatabase {
                 _ = try? await executor.query("ROLLBACK", [])
                 throw error
             }
-        }
+        } }
     }
 
     public func read(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
@@ -128,17 +134,10 @@ public final class PostgresHubDatabase: HubDatabase {
         }
     }
 
-    /// A prepared statement on each connection: parsed and planned once per connection.
+    /// A prepared statement on each connection: parsed and planned once per connection. Concurrent reads are
+    /// combined into one statement (``PostgresAddressPages``).
     public func addressPage(tag: String, after: Int64, platforms: [String], limit: Int) async throws -> [SQLRow]? {
-        let statement = AddressPage(tag: tag, after: after, platforms: platforms, limit: Int64(limit))
-        return try await client.withConnection { connection in
-            var rows: [SQLRow] = []
-            var names: SQLColumns?
-            for try await row in try await connection.execute(statement, logger: logger) {
-                rows.append(try Executor.row(row, names: &names))
-            }
-            return rows
-        }
+        try await addressPages.page(.init(tag: tag, after: after, platforms: platforms, limit: limit))
     }
 
     /// The statement of ``addressPage(tag:after:platforms:limit:)``; its columns are ``SQLInstallationStore``'s
@@ -171,7 +170,7 @@ public final class PostgresHubDatabase: HubDatabase {
     }
 
     public func write(prepared statement: PreparedStatement, _ binds: [SQLValue]) async throws -> [SQLRow]? {
-        try await run(Self.text(of: statement), binds)
+        try await condition.write { try await run(Self.text(of: statement), binds) }
     }
 
     /// The text of each of the hub's prepared writes.
@@ -179,6 +178,8 @@ public final class PostgresHubDatabase: HubDatabase {
         switch statement {
         case .storeOneSend: StoreOneSend.self
         case .finishOneAlone: FinishOneAlone.self
+        case .storeSends: StoreSends.self
+        case .finishAlone: FinishAlone.self
         }
     }
 
@@ -200,7 +201,7 @@ public final class PostgresHubDatabase: HubDatabase {
     }
 
     public func putInstallation(_ put: InstallationPut) async throws -> Bool? {
-        let rows = try await run(PutInstallation(put: put))
+        let rows = try await condition.write { try await run(PutInstallation(put: put)) }
         guard let row = rows.first else { throw HubError(.storageFailure, "writing an installation returned no row") }
         return row.int("rid") != nil
     }
@@ -261,7 +262,9 @@ public final class PostgresHubDatabase: HubDatabase {
     }
 
     /// The names of every statement the hub prepares.
-    static var preparedNames: [String] { [AddressPage.name, PutInstallation.name] + PreparedStatement.allCases.map { text(of: $0).name } }
+    static var preparedNames: [String] {
+        [AddressPage.name, PostgresAddressPages.AddressPages.name, PutInstallation.name] + PreparedStatement.allCases.map { text(of: $0).name }
+    }
 
     enum StoreOneSend: PreparedText {
         static let name = "hub_store_one_send"
@@ -277,9 +280,21 @@ public final class PostgresHubDatabase: HubDatabase {
         static let types: [PostgresDataType] = [.text, .int8, .text, .text, .text, .float8]
     }
 
+    enum StoreSends: PreparedText {
+        static let name = "hub_store_sends"
+        static let sql = SQLNotificationStore.storeSendsStatement
+        static let types: [PostgresDataType] = [.text]
+    }
+
+    enum FinishAlone: PreparedText {
+        static let name = "hub_finish_alone"
+        static let sql = SQLNotificationStore.finishAloneStatement
+        static let types: [PostgresDataType] = [.text]
+    }
+
     /// Outside `BEGIN` … `COMMIT`, the server runs a statement as a transaction of its own.
     public func write(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-        try await read(sql, binds)
+        try await condition.write { try await read(sql, binds) }
     }
 
     public func close() async throws {

@@ -16,7 +16,7 @@ extension SQLInstallationStore {
     ) async throws -> Registration {
         let now = clock.now()
         let id = registration.registrationID
-        let lock = database.dialect == .postgres ? " FOR UPDATE" : ""
+        let lock = database.dialect.lockForUpdate
         let description = String(decoding: try JSONEncoder().encode(StoredDescription(template: registration.template)), as: UTF8.self)
         var templates: SQLValue = .null
         if let template = registration.template {
@@ -116,7 +116,7 @@ extension SQLInstallationStore {
     }
 
     public func deleteRegistration(id: String, condition: ETagCondition, as registrant: Registrant) async throws -> Bool {
-        let lock = database.dialect == .postgres ? " FOR UPDATE" : ""
+        let lock = database.dialect.lockForUpdate
         let owner = Self.ownerCondition(registrant)
         return try await database.transaction { connection in
             let rows = try await connection.query(

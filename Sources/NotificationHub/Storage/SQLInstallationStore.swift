@@ -117,7 +117,7 @@ public final class SQLInstallationStore: InstallationStore {
         let now = clock.now()
         // SQLite serialises write transactions; PostgreSQL needs the row locked for the read-modify-write (and
         // re-checks the owner condition on the row version it locks).
-        let lock = database.dialect == .postgres ? " FOR UPDATE" : ""
+        let lock = database.dialect.lockForUpdate
         let owner = Self.ownerCondition(registrant, column: "i.user_id")
         return try await database.transaction { connection in
             let rows = try await connection.query(
@@ -234,8 +234,8 @@ public final class SQLInstallationStore: InstallationStore {
     /// Writes a lone installation with the database's one-call write (one round trip on PostgreSQL): `false` where
     /// the database has none, and nothing is written (the caller writes in a transaction).
     static func putAlone(_ write: GuardedWrite, on database: any HubDatabase) async throws -> Bool {
-        // Only PostgreSQL has the call: elsewhere the row's values are not built twice.
-        guard database.dialect == .postgres else { return false }
+        // Only a server has the call (PostgreSQL's): in process the row's values are not built twice.
+        guard database.dialect.statementsAreRoundTrips else { return false }
         let installation = write.installation
         let put = InstallationPut(
             row: try rowValues(installation), guarded: write.guarded, tags: tagEntries(of: installation))
@@ -444,10 +444,7 @@ struct SQLTagQuery {
     /// for every entry, and with only the entries bounded it read the installations from their start for every page
     /// (645 ms for a page half-way through 1M devices, against 0.5–2.5 ms for the lookups).
     static func drivenFrom(_ dialect: SQLDialect) -> String {
-        switch dialect {
-        case .postgres: "installation_tags d CROSS JOIN LATERAL (SELECT * FROM installations WHERE rid = d.rid OFFSET 0) i"
-        case .sqlite: "installation_tags d JOIN installations i ON i.rid = d.rid"
-        }
+        dialect.tagDrivenScan
     }
 
     /// - Parameters:

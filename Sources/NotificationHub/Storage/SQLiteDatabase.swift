@@ -32,6 +32,7 @@ public final class SQLiteHubDatabase: HubDatabase {
     private let closed = Atomic(false)
     let writeLock = AsyncSerialLock()
     let logger: Logger
+    public let condition = StoreCondition()
     /// The workers of this process listening for work (several hubs' workers may share one database in tests).
     private let listeners = Mutex<[UInt64: @Sendable (String) -> Void]>([:])
     private let nextListener = Atomic<UInt64>(0)
@@ -108,9 +109,10 @@ public final class SQLiteHubDatabase: HubDatabase {
 
     public var dialect: SQLDialect { .sqlite }
 
-    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`), committing on success and rolling back on error.
+    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`), committing on success and rolling back on error. A
+    /// write refused for want of space (`SQLITE_FULL`) throws ``HubError/Code/storeFull``.
     public func transaction<T: Sendable>(_ body: (any SQLExecutor) async throws -> T) async throws -> T {
-        try await writeLock.withLock {
+        try await condition.write { try await writeLock.withLock {
             try await control("BEGIN IMMEDIATE")
             do {
                 let result = try await body(Executor(connection: writer))
@@ -120,7 +122,7 @@ public final class SQLiteHubDatabase: HubDatabase {
                 try? await control("ROLLBACK")
                 throw error
             }
-        }
+        } }
     }
 
     /// Runs a transaction-control statement to completion even when the calling task is cancelled: a cancelled
