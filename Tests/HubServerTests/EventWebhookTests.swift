@@ -66,29 +66,7 @@ import Testing
             let buffer = try await request.body.collect(upTo: 1 << 20)
             return receiver.handle(request, body: buffer)
         }
-        let port = Mutex<Int?>(nil)
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in port.withLock { $0 = channel.localAddress?.port } })
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                try await app.runService()
-                return nil
-            }
-            var bound: Int?
-            for _ in 0..<200 where bound == nil {
-                bound = port.withLock { $0 }
-                if bound == nil { try await Task.sleep(for: .milliseconds(10)) }
-            }
-            do {
-                let result = try await body(try #require(bound))
-                group.cancelAll()
-                return result
-            } catch {
-                group.cancelAll()
-                throw error
-            }
-        }
+        return try await LoopbackServer.run(router, body)
     }
 
     static func webhooks(

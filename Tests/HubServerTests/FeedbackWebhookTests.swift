@@ -46,32 +46,17 @@ import Testing
             let buffer = try await request.body.collect(upTo: 1 << 20)
             return Response(status: receiver.handle(buffer, authorization: request.headers[.authorization]))
         }
-        let port = Mutex<Int?>(nil)
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in port.withLock { $0 = channel.localAddress?.port } })
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                try await app.runService()
-                return nil
-            }
-            var bound: Int?
-            for _ in 0..<200 where bound == nil {
-                bound = port.withLock { $0 }
-                if bound == nil { try await Task.sleep(for: .milliseconds(10)) }
-            }
-            let url = URL(string: "http://127.0.0.1:\(try #require(bound))/hook")!
+        return try await LoopbackServer.run(router) { port in
+            let url = URL(string: "http://127.0.0.1:\(port)/hook")!
             let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
             let result: T
             do {
                 result = try await body(url, client)
             } catch {
                 try? await client.shutdown()
-                group.cancelAll()
                 throw error
             }
             try await client.shutdown()
-            group.cancelAll()
             return result
         }
     }
