@@ -86,6 +86,13 @@ import Testing
             let huge = try await api.request(
                 .post, "/demo/receipts", key: "listen", body: #"{"kind":"opened","x":"\#(String(repeating: "x", count: 10_000))"}"#)
             #expect(huge.status == .contentTooLarge, "\(huge.status)")
+            // An installation id outside the identifier policy is refused as such, before the rate limiter keeps a
+            // bucket for it.
+            let longID = String(repeating: "i", count: 3000)
+            let long = try await api.request(.post, "/demo/receipts", key: "listen", body: Self.receipt(id, longID, "opened"))
+            #expect(long.status == .badRequest && long.errorCode == "InvalidIdentifier", "\(long.status) \(long.text)")
+            let slashed = try await api.request(.post, "/demo/receipts", key: "listen", body: Self.receipt(id, "a/b", "opened"))
+            #expect(slashed.status == .badRequest && slashed.errorCode == "InvalidIdentifier", "\(slashed.status) \(slashed.text)")
             #expect(try await api.request(.post, "/demo/receipts", key: "send", body: Self.receipt(id, "a", "opened")).status == .forbidden)
             #expect(try await api.request(.post, "/demo/receipts", key: nil, body: Self.receipt(id, "a", "opened")).status == .unauthorized)
         }

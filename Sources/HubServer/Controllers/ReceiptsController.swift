@@ -52,6 +52,9 @@ struct ReceiptsController {
         else {
             throw APIError.badRequest("InvalidReceipt", "a receipt names its notificationId and installationId")
         }
+        // An installation id that no installation can have is refused before it takes a rate-limit bucket. (A
+        // malformed notification id gets the answer of an unknown one below.)
+        try Identifier.validate(installationID, as: .installationID)
         guard let kindText = body.kind, let kind = ReceiptKind(rawValue: kindText) else {
             throw APIError.badRequest(
                 "InvalidReceipt",
