@@ -90,7 +90,7 @@ public struct EventWebhooksConfiguration: Sendable, Hashable {
         guard node.isPresent else { return nil }
         defer { node.rejectUnknownKeys() }
         let hostsNode = node.child("allowedHosts")
-        var policy = try! WebhookAddressPolicy(allowedHosts: [])
+        var policy = WebhookAddressPolicy.allowingNothing
         let hosts = node.strings("allowedHosts")
         if hosts.isEmpty {
             hostsNode.report("list the hosts webhooks may be posted to (host, host:port or *.domain)")

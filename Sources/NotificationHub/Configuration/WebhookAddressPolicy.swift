@@ -28,6 +28,14 @@ public struct WebhookAddressPolicy: Sendable, Hashable {
     /// The allow-list as given.
     public let allowedHosts: [String]
 
+    /// The policy that allows no address: what a configuration without a valid allow-list gets.
+    public static let allowingNothing = WebhookAddressPolicy(patterns: [], allowedHosts: [])
+
+    private init(patterns: [Pattern], allowedHosts: [String]) {
+        self.patterns = patterns
+        self.allowedHosts = allowedHosts
+    }
+
     /// Creates a policy; throws ``HubError/Code/invalidConfiguration`` naming the first entry that is not `host`,
     /// `host:port` or `*.domain` with a DNS host name.
     public init(allowedHosts: [String]) throws(HubError) {
