@@ -100,7 +100,11 @@ struct Serve: AsyncParsableCommand {
         let services: [any Service] = emulators + runtime.services + [application, reloader]
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+                // A service that fails stops the others gracefully: the server finishes the connections it has
+                // accepted instead of being cancelled under them.
+                services: services.map {
+                    ServiceGroupConfiguration.ServiceConfiguration(service: $0, failureTerminationBehavior: .gracefullyShutdownGroup)
+                },
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()

@@ -70,66 +70,86 @@ import Testing
             tasks.addTask { try await services.run() }
             for await _ in started.stream { break }
             let port = port.withLock { $0 }
-
-            // An established keep-alive client, answered once before the flood.
-            let established = try await Self.connect(port: port, group: group)
-            try await established.send(Self.healthz)
-            #expect(try await established.waitFor("\"ok\"").hasPrefix("HTTP/1.1 200"))
-
-            // 300 hostile sockets: silent, slow headers, slow bodies.
-            var hostile: [Client] = []
-            for index in 0..<300 {
-                let client = try await Self.connect(port: port, group: group)
-                switch index % 3 {
-                case 0: break
-                // At the limit an older hostile socket may already be evicted: writes to it may fail.
-                case 1: try? await client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
-                default: try? await client.send("POST /demo/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nabc")
-                }
-                hostile.append(client)
+            // Whatever happens below, the server stops gracefully: cancelled, it would drop the connections it is
+            // accepting unserved.
+            do {
+                try await Self.flood(port: port, group: group)
+            } catch {
+                await services.triggerGracefulShutdown()
+                try? await tasks.waitForAll()
+                try? await group.shutdownGracefully()
+                throw error
             }
-
-            // Others are served during the flood, on the established connection and on new ones. A new connection
-            // may still meet the end of the flood in the server's accept queue; like any client it tries again.
-            established.collector.bytes.withLock { $0.clear() }
-            try await established.send(Self.healthz)
-            #expect(try await established.waitFor("\"ok\"").hasPrefix("HTTP/1.1 200"))
-            var attempts: [Int] = []
-            for _ in 0..<20 {
-                var answered = false
-                for attempt in 1...5 where !answered {
-                    let client = try await Self.connect(port: port, group: group)
-                    try? await client.send(Self.healthz)
-                    answered = try await client.waitFor("\"ok\"").hasPrefix("HTTP/1.1 200")
-                    if answered { attempts.append(attempt) }
-                    try? await client.channel.close()
-                }
-                #expect(answered)
-            }
-            print("connection flood: 300 hostile sockets, limit 50; attempts per served request: \(attempts)")
-
-            // Every hostile socket is closed by eviction or by its deadline.
-            for client in hostile {
-                let closed = try await withThrowingTaskGroup(of: Bool.self) { race in
-                    race.addTask {
-                        try await client.channel.closeFuture.get()
-                        return true
-                    }
-                    race.addTask {
-                        try await Task.sleep(for: .seconds(60))
-                        return false
-                    }
-                    let first = try await race.next()!
-                    race.cancelAll()
-                    return first
-                }
-                #expect(closed)
-            }
-            // A keep-alive connection that stays idle is closed after the idle timeout.
-            try await established.channel.closeFuture.get()
             await services.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
         try await group.shutdownGracefully()
+    }
+
+    /// The flood and its checks, against the server listening on `port`.
+    static func flood(port: Int, group: any EventLoopGroup) async throws {
+        // An established keep-alive client, answered once before the flood.
+        let established = try await connect(port: port, group: group)
+        try await established.send(healthz)
+        #expect(try await established.waitFor("\"ok\"").hasPrefix("HTTP/1.1 200"))
+
+        // 300 hostile sockets: silent, slow headers, slow bodies.
+        var hostile: [Client] = []
+        for index in 0..<300 {
+            let client = try await connect(port: port, group: group)
+            switch index % 3 {
+            case 0: break
+            // At the limit an older hostile socket may already be evicted: writes to it may fail.
+            case 1: try? await client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            default: try? await client.send("POST /demo/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nabc")
+            }
+            hostile.append(client)
+            // The established client is served during the flood too, and so stays well within its idle
+            // timeout however long the flood takes.
+            if index % 25 == 24 {
+                established.collector.bytes.withLock { $0.clear() }
+                try await established.send(healthz)
+                #expect(try await established.waitFor("\"ok\"").hasPrefix("HTTP/1.1 200"), "after \(index + 1) hostile sockets")
+            }
+        }
+
+        // Others are served during the flood, on the established connection and on new ones. A new connection
+        // may still meet the end of the flood in the server's accept queue; like any client it tries again.
+        established.collector.bytes.withLock { $0.clear() }
+        try await established.send(healthz)
+        #expect(try await established.waitFor("\"ok\"").hasPrefix("HTTP/1.1 200"))
+        var attempts: [Int] = []
+        for _ in 0..<20 {
+            var answered = false
+            for attempt in 1...5 where !answered {
+                let client = try await connect(port: port, group: group)
+                try? await client.send(healthz)
+                answered = try await client.waitFor("\"ok\"").hasPrefix("HTTP/1.1 200")
+                if answered { attempts.append(attempt) }
+                try? await client.channel.close()
+            }
+            #expect(answered)
+        }
+        print("connection flood: 300 hostile sockets, limit 50; attempts per served request: \(attempts)")
+
+        // Every hostile socket is closed by eviction or by its deadline.
+        for client in hostile {
+            let closed = try await withThrowingTaskGroup(of: Bool.self) { race in
+                race.addTask {
+                    try await client.channel.closeFuture.get()
+                    return true
+                }
+                race.addTask {
+                    try await Task.sleep(for: .seconds(60))
+                    return false
+                }
+                let first = try await race.next()!
+                race.cancelAll()
+                return first
+            }
+            #expect(closed)
+        }
+        // A keep-alive connection that stays idle is closed after the idle timeout.
+        try await established.channel.closeFuture.get()
     }
 }

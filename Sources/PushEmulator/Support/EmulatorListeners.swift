@@ -2,6 +2,7 @@ import AdapterKit
 import Hummingbird
 import HummingbirdHTTP2
 import Logging
+import ServiceLifecycle
 import NIOCore
 import Synchronization
 
@@ -38,7 +39,7 @@ final class EmulatorListeners: Sendable {
         self.logger = logger
     }
 
-    /// Serves both until graceful shutdown or cancellation.
+    /// Serves both until a graceful shutdown (or cancellation) of the service that runs them.
     func run(
         tls: EmulatorTLS, service: @escaping @Sendable (Request) async -> Response,
         admin: @escaping @Sendable (Request) async -> Response
@@ -54,12 +55,17 @@ final class EmulatorListeners: Sendable {
             configuration: ApplicationConfiguration(address: .hostname(host, port: adminPort)),
             onServerRunning: { channel in self.didBind(admin: channel.localAddress?.port) },
             logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await serviceApplication.run() }
-            group.addTask { try await adminApplication.run() }
-            try await group.next()
-            group.cancelAll()
-        }
+        // Both stop together, by a graceful shutdown even when one fails: a listener cancelled while it accepts a
+        // connection leaves that connection neither served nor closed.
+        let listeners = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [serviceApplication, adminApplication].map {
+                    ServiceGroupConfiguration.ServiceConfiguration(
+                        service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
+                        failureTerminationBehavior: .gracefullyShutdownGroup)
+                },
+                logger: logger))
+        try await listeners.run()
     }
 
     /// The bound ports, once both listen.
