@@ -218,7 +218,7 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
                 let kind = kinds[index]
                 group.addTask {
                     await self.limiter.withPermit {
-                        (index, await self.send(message.body(target: kind, handle: handle), context: context))
+                        (index, await self.send(message.body(target: kind, handle: handle), retry: delivery.attempt - 1, context: context))
                     }
                 }
             }
@@ -227,8 +227,13 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         return results.map { $0 ?? DeliveryResult(.unknownError) }
     }
 
-    /// Sends one request, renewing the access token once if FCM answers 401; bounded by the call's deadline.
-    func send(_ body: ByteBuffer, context: DeliveryContext) async -> DeliveryResult {
+    /// Sends one request, renewing the access token once if FCM answers 401; bounded by the call's deadline. `retry`
+    /// is the delivery's retry number, for its span (``PlatformTracing``).
+    func send(_ body: ByteBuffer, retry: Int = 0, context: DeliveryContext) async -> DeliveryResult {
+        await PlatformTracing.request(retry: retry) { request in await send(body, context: context, request: &request) }
+    }
+
+    private func send(_ body: ByteBuffer, context: DeliveryContext, request trace: inout PlatformTracing.Request) async -> DeliveryResult {
         var renewed = false
         while true {
             let token: FCMAccessToken
@@ -251,8 +256,10 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
             }
             // The status decides; an error body too large or cut short is read as far as it goes.
             responseBody = await response.body.prefix(upTo: 64 * 1024)
+            trace.status = Int(response.status.code)
             if response.status == .unauthorized, !renewed {
                 renewed = true
+                trace.renewedToken = true
                 context.logger.info("FCM refused the access token; obtaining a new one", metadata: ["push.platform": "fcm"])
                 await tokens.invalidate(token)
                 continue

@@ -160,7 +160,8 @@ public final class HMSAdapter: PlatformAdapter, Sendable {
                 taskGroup.addTask {
                     await self.limiter.withPermit {
                         let tokens = batch.indices.map { deliveries[$0].pushChannel.handle ?? "" }
-                        let batchResults = await self.send(batch.message, to: tokens, context: context)
+                        let retry = batch.indices.map { deliveries[$0].attempt - 1 }.max() ?? 0
+                        let batchResults = await self.send(batch.message, to: tokens, retry: retry, context: context)
                         return Array(zip(batch.indices, batchResults))
                     }
                 }
@@ -172,8 +173,19 @@ public final class HMSAdapter: PlatformAdapter, Sendable {
         return results.map { $0 ?? DeliveryResult(.unknownError, reason: "NotSent") }
     }
 
-    /// Sends one batch, renewing the access token once when Push Kit calls it expired.
-    func send(_ message: HMSMessage, to tokens: [String], context: DeliveryContext) async -> [DeliveryResult] {
+    /// Sends one batch, renewing the access token once when Push Kit calls it expired. `retry` is the deliveries'
+    /// retry number, for the request's span (``PlatformTracing``; its status is the first failure's).
+    func send(_ message: HMSMessage, to tokens: [String], retry: Int = 0, context: DeliveryContext) async -> [DeliveryResult] {
+        await PlatformTracing.request(retry: retry, deliveries: tokens.count) { trace in
+            await send(message, to: tokens, context: context, trace: &trace)
+        } outcome: { results in
+            results.first { $0.outcome != .success } ?? .success
+        }
+    }
+
+    private func send(
+        _ message: HMSMessage, to tokens: [String], context: DeliveryContext, trace: inout PlatformTracing.Request
+    ) async -> [DeliveryResult] {
         // Duplicate handles share one token in the request and one answer.
         var unique: [String] = []
         var seen = Set<String>()
@@ -200,8 +212,10 @@ public final class HMSAdapter: PlatformAdapter, Sendable {
             }
             let answer = await response.body.prefix(upTo: 64 * 1024)
             let status = Int(response.status.code)
+            trace.status = status
             if !renewed, HMSOutcomeMapping.Answer(body: Array(answer.readableBytesView)).code == HMSReason.oauthTokenExpired.rawValue {
                 renewed = true
+                trace.renewedToken = true
                 context.logger.info("Push Kit called the access token expired; obtaining a new one", metadata: ["push.platform": "hms"])
                 await self.tokens.invalidate(token)
                 continue

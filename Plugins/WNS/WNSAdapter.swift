@@ -203,34 +203,45 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         }
         await withTaskGroup(of: (Int, DeliveryResult).self) { group in
             for (index, request) in prepared {
-                group.addTask { (index, await self.send(request, context: context)) }
+                let retry = deliveries[index].attempt - 1
+                group.addTask { (index, await self.send(request, retry: retry, context: context)) }
             }
             for await (index, result) in group { results[index] = result }
         }
         return results
     }
 
-    /// Sends one request, renewing the token once on 401; bounded by the call's deadline.
-    func send(_ request: PreparedRequest, context: DeliveryContext) async -> DeliveryResult {
+    /// Sends one request, renewing the token once on 401; bounded by the call's deadline. `retry` is the delivery's
+    /// retry number, for its span (``PlatformTracing``).
+    func send(_ request: PreparedRequest, retry: Int = 0, context: DeliveryContext) async -> DeliveryResult {
         await limiter.withPermit {
-            do {
-                let token = try await tokens.token()
-                let first = await post(request, token: token, context: context)
-                guard case .answered(let status, _) = first, status == 401 else { return first.result }
-                context.logger.info("WNS refused the access token; obtaining a new one", metadata: ["push.platform": "wns"])
-                await tokens.invalidate(token)
-                let renewed = try await tokens.token()
-                let second = await post(request, token: renewed, context: context)
-                if case .answered(401, let headers) = second {
-                    return DeliveryResult(
-                        .invalidCredentials, reason: Self.reason(headers) ?? "WNS rejected the access token")
-                }
-                return second.result
-            } catch let error as WNSError {
-                return DeliveryResult(error.outcome, reason: error.message, retryAfter: error.retryAfter)
-            } catch {
-                return DeliveryResult(.pnsUnreachable, reason: "token request failed")
+            await PlatformTracing.request(retry: retry) { trace in await send(request, context: context, trace: &trace) }
+        }
+    }
+
+    private func send(
+        _ request: PreparedRequest, context: DeliveryContext, trace: inout PlatformTracing.Request
+    ) async -> DeliveryResult {
+        do {
+            let token = try await tokens.token()
+            let first = await post(request, token: token, context: context)
+            if case .answered(let status, _) = first { trace.status = status }
+            guard case .answered(let status, _) = first, status == 401 else { return first.result }
+            context.logger.info("WNS refused the access token; obtaining a new one", metadata: ["push.platform": "wns"])
+            trace.renewedToken = true
+            await tokens.invalidate(token)
+            let renewed = try await tokens.token()
+            let second = await post(request, token: renewed, context: context)
+            if case .answered(let status, _) = second { trace.status = status }
+            if case .answered(401, let headers) = second {
+                return DeliveryResult(
+                    .invalidCredentials, reason: Self.reason(headers) ?? "WNS rejected the access token")
             }
+            return second.result
+        } catch let error as WNSError {
+            return DeliveryResult(error.outcome, reason: error.message, retryAfter: error.retryAfter)
+        } catch {
+            return DeliveryResult(.pnsUnreachable, reason: "token request failed")
         }
     }
 

@@ -153,12 +153,17 @@ public final class WebPushAdapter: PlatformAdapter, Sendable {
         } catch {
             return DeliveryResult(.invalidNotificationFormat, reason: error.message)
         }
-        return await limiter.withPermit { await send(delivery, to: subscription, context: context) }
+        return await limiter.withPermit {
+            await PlatformTracing.request(retry: delivery.attempt - 1) { trace in
+                await send(delivery, to: subscription, context: context, trace: &trace)
+            }
+        }
     }
 
     /// Encrypts and posts one message, renewing the VAPID token once if the push service answers 401.
     private func send(
-        _ delivery: Delivery, to subscription: WebPushSubscription, context: DeliveryContext
+        _ delivery: Delivery, to subscription: WebPushSubscription, context: DeliveryContext,
+        trace: inout PlatformTracing.Request
     ) async -> DeliveryResult {
         let ttl = WebPushHeaders.timeToLive(for: delivery.headers, default: configuration.timeToLiveSeconds, now: context.clock.now())
         let body: [UInt8]
@@ -197,8 +202,10 @@ public final class WebPushAdapter: PlatformAdapter, Sendable {
             } catch {
                 return DeliveryResult(.pnsUnreachable, reason: Self.describe(error))
             }
+            trace.status = status
             if status == 401 && !renewed {
                 renewed = true
+                trace.renewedToken = true
                 await tokens.invalidate(authorization, for: origin)
                 context.logger.info("push service refused the VAPID token; signing a new one", metadata: ["webpush.origin": .string(origin)])
                 continue

@@ -166,6 +166,16 @@ import Testing
             let retried = batches.filter { $0.attributes["batch.retries"] == "1" }
             #expect(retried.count == 1)
             #expect(batches.map { Int($0.attributes["outcome.Success"] ?? "0") ?? 0 }.reduce(0, +) == 15)
+            // Each sampled batch's platform requests are its children: of five devices, the first four that
+            // succeed at once, and in the retried batch the throttled request and its retry too.
+            let requests = spans.filter { $0.name == "platform.request" }
+            #expect(requests.allSatisfy { request in batches.contains { $0.spanID == request.parentSpanID } })
+            #expect(requests.count == 3 * 4 + 2)
+            let throttled = try #require(requests.first { $0.attributes["push.outcome"] == "Throttled" })
+            #expect(throttled.attributes["push.reason"] == "TooManyRequests" && throttled.attributes["request.retry"] == "0")
+            #expect(throttled.parentSpanID == retried.first?.spanID)
+            #expect(requests.contains { $0.attributes["request.retry"] == "1" && $0.parentSpanID == retried.first?.spanID })
+            #expect(requests.allSatisfy { $0.attributes["push.platform"] == "test" })
             #expect(receiver.state.withLock { $0.serviceNames } == ["hub-under-test"])
             #expect(receiver.state.withLock { $0.contentTypes }.allSatisfy { $0.hasPrefix("application/x-protobuf") })
         }

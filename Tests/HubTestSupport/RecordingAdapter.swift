@@ -66,22 +66,34 @@ public final class RecordingAdapter: PlatformAdapter, Sendable {
     public func deliver(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult] {
         let logged = context.logger[metadataKey: "notification.id"].map { "\($0)" }
         let remaining = context.remaining
-        return state.withLock { state in
-            deliveries.map { delivery in
-                let handle = delivery.pushChannel.handle ?? ""
-                state.received.append(
-                    Received(
-                        installationID: delivery.installationID, handle: handle,
-                        payload: String(buffer: delivery.payload), format: delivery.format, attempt: delivery.attempt,
-                        headers: Dictionary(delivery.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 }),
-                        loggedNotificationID: logged, remaining: remaining))
-                if var scripted = state.scripted[handle], !scripted.isEmpty {
-                    let result = scripted.removeFirst()
-                    state.scripted[handle] = scripted
+        // Each delivery is one "platform request", recorded as the hub's adapters record theirs.
+        var results: [DeliveryResult] = []
+        for delivery in deliveries {
+            results.append(
+                await PlatformTracing.request(retry: delivery.attempt - 1) { request in
+                    let result = self.record(delivery, logged: logged, remaining: remaining)
+                    request.status = result.outcome == .success ? 200 : 400
                     return result
-                }
-                return .success
+                })
+        }
+        return results
+    }
+
+    private func record(_ delivery: Delivery, logged: String?, remaining: Duration) -> DeliveryResult {
+        state.withLock { state in
+            let handle = delivery.pushChannel.handle ?? ""
+            state.received.append(
+                Received(
+                    installationID: delivery.installationID, handle: handle,
+                    payload: String(buffer: delivery.payload), format: delivery.format, attempt: delivery.attempt,
+                    headers: Dictionary(delivery.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 }),
+                    loggedNotificationID: logged, remaining: remaining))
+            if var scripted = state.scripted[handle], !scripted.isEmpty {
+                let result = scripted.removeFirst()
+                state.scripted[handle] = scripted
+                return result
             }
+            return .success
         }
     }
 }

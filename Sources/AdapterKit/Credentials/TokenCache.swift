@@ -74,7 +74,7 @@ public actor TokenCache<Key: Hashable & Sendable, Token: Sendable & Equatable> {
             fetchCount += 1
             let result: Result<Fresh, any Error>
             do {
-                result = .success(try await fetch(key))
+                result = .success(try await PlatformTracing.tokenRefresh { try await fetch(key) })
             } catch {
                 result = .failure(error)
             }

@@ -232,12 +232,21 @@ public struct Dispatcher: Sendable {
     /// platform, the batch size, the adapter calls (retries included), the outcome counts and the first failure's
     /// outcome and reason.
     func traced(_ batch: Batch, index: Int, calls: AsyncSemaphore, context: DeliveryContext) async -> PageResult {
-        guard let tracing, tracing.records(batch: index) else { return await deliver(batch, calls: calls, context: context) }
+        guard let tracing else { return await deliver(batch, calls: calls, context: context) }
+        guard tracing.records(batch: index) else {
+            // Not sampled: no batch or request spans, but a token refresh still gets one (under the page's span).
+            let platform = PlatformTracing(tracer: tracing.tracer, platform: batch.platform.name, recordsRequests: false)
+            return await PlatformTracing.$current.withValue(platform) { await deliver(batch, calls: calls, context: context) }
+        }
         return await tracing.tracer.withSpan("adapter.batch", ofKind: .client) { span in
             span.attributes["push.platform"] = batch.platform.name
             span.attributes["batch.index"] = index
             span.attributes["batch.size"] = batch.deliveries.count
-            let result = await deliver(batch, calls: calls, context: context)
+            // The platform requests of every adapter call of the batch (its retries included) are its children.
+            let platform = PlatformTracing(tracer: tracing.tracer, platform: batch.platform.name, recordsRequests: true)
+            let result = await PlatformTracing.$current.withValue(platform) {
+                await deliver(batch, calls: calls, context: context)
+            }
             span.attributes["batch.attempts"] = result.attempts
             span.attributes["batch.retries"] = max(0, result.attempts - 1)
             for (platform, outcomes) in result.summary.counts where platform == batch.platform {
