@@ -9,9 +9,12 @@
 //   Benchmarks/run.sh --postgres postgres://… --peruser-only --sizes 10000 --skip-peer --skip-wrk --skip-resolution
 //                                                        # per-user sends only: SQLite then PostgreSQL, one run
 //
+//   Benchmarks/run.sh --sizes 10000 --tracing-only       # tracing off and on, side by side (one node, SQLite)
+//
 // Scenarios: the emulator's ceiling (h2load), the hub's fan-out through the REST API (native and template) with the
-// hub's peak RSS, the aioapns peer against the same emulator, audience resolution over the SQLite store, and the API
-// under wrk (PUT installations, POST messages).
+// hub's peak RSS, tracing's overhead (the smallest size's fan-out and per-user sends with `observability.tracing` off
+// and on, exporting to a local OTLP sink), the aioapns peer against the same emulator, audience resolution over the
+// SQLite store, and the API under wrk (PUT installations, POST messages).
 
 import APNs
 import AsyncHTTPClient
@@ -42,6 +45,10 @@ struct Options {
     var skipPeer = false
     var skipWrk = false
     var skipResolution = false
+    /// Skip the tracing-overhead scenario (tracing off and on, side by side).
+    var skipTracing = false
+    /// Run only the tracing-overhead scenario.
+    var tracingOnly = false
     /// Runs the fan-out scenarios on PostgreSQL (a URL) instead of SQLite, with `nodes` hub processes.
     var postgres: String?
     var nodes = 1
@@ -82,6 +89,8 @@ struct Options {
             case "--skip-peer": skipPeer = true
             case "--skip-wrk": skipWrk = true
             case "--skip-resolution": skipResolution = true
+            case "--skip-tracing": skipTracing = true
+            case "--tracing-only": tracingOnly = true
             case "--postgres": postgres = value()
             case "--nodes": nodes = max(1, Int(value()) ?? 1)
             case "--pool": pool = Int(value())
@@ -345,7 +354,7 @@ say("# NotificationHub benchmarks: \(ProcessInfo.processInfo.activeProcessorCoun
 // MARK: 1. Emulator ceiling
 
 var ceiling: Double?
-if !options.skipCeiling {
+if !options.skipCeiling && !options.tracingOnly {
     if let h2load = which("h2load") {
         let jwt = try APNsProviderToken(privateKeyPEM: key.pemRepresentation, teamID: teamID, keyID: keyID).token()
         let payload = directory + "/payload.json"
@@ -719,7 +728,7 @@ do {
     if options.postgres != nil, !options.skipSQLiteReference, let size = options.sizes.min() {
         sqliteReference = try await sqlitePerUserReference(size: size)
     }
-    for size in options.sizes {
+    for size in options.sizes where !options.tracingOnly {
         let store = try storage(size: size)
         let seedRate = try await seed(storage: store.configuration, count: size)
         figure("\(scenario)seed.\(size)", seedRate, "installations/s")
@@ -849,9 +858,15 @@ do {
         }
     }
 
+    // MARK: Tracing overhead
+
+    if !options.skipTracing, options.postgres == nil, let size = options.sizes.min() {
+        try await tracingOverhead(size: size)
+    }
+
     // MARK: 3. Peer
 
-    if !options.skipPeer {
+    if !options.skipPeer && !options.tracingOnly {
         for size in options.peerSizes {
             let result = try await run(
                 "/usr/bin/env",
@@ -873,7 +888,7 @@ do {
 
     // MARK: 5. Audience resolution
 
-    if !options.skipResolution {
+    if !options.skipResolution && !options.tracingOnly {
         let result = try await run(options.storeBenchmark, ["\(options.resolutionSize)"])
         for line in result.output.split(separator: "\n") {
             let parts = line.split(separator: " ")
