@@ -159,7 +159,7 @@ public final class ADMAdapter: PlatformAdapter, Sendable {
     }
 
     /// The send URL of a registration id, the id percent-encoded as one path segment (ids may hold `/` and `+`).
-    func sendURL(for registrationID: String) -> String {
+    public func sendURL(for registrationID: String) -> String {
         var allowed = CharacterSet()
         allowed.insert(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
         let segment = registrationID.addingPercentEncoding(withAllowedCharacters: allowed) ?? registrationID
@@ -212,7 +212,7 @@ public final class ADMAdapter: PlatformAdapter, Sendable {
     /// Maps a token failure to the delivery's outcome.
     static func result(for error: any Error) -> DeliveryResult {
         guard let error = error as? ADMError else { return DeliveryResult(.pnsUnreachable, reason: "TokenRequestFailed") }
-        switch error.code {
+        return switch error.code {
         case .tokenEndpointUnreachable: DeliveryResult(.pnsUnreachable, reason: "TokenEndpointUnreachable")
         case .tokenEndpointUnavailable:
             DeliveryResult(.pnsUnavailable, reason: "TokenEndpointUnavailable", retryAfter: error.retryAfter)

@@ -195,7 +195,8 @@ import Testing
             let counts = try #require(summary.counts[.adm])
             #expect(counts.values.reduce(0, +) == 1)
             #expect(Set(counts.keys).isSubset(of: [.success, .throttled]))
-            hub.emulator.setFaults(FaultInjection(throttleRate: 1, retryAfterSeconds: 0))
+            // Throttled on every attempt: the last attempt's outcome stands.
+            hub.emulator.setFaults(FaultInjection(throttleRate: 1, retryAfterSeconds: 1))
             let (throttled, _) = try await hub.send(.adm, Self.data)
             #expect(throttled.counts == [.adm: [.throttled: 1]])
         }

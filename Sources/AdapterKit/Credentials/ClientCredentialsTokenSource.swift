@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
+import NIOHTTP1
 
 /// The OAuth 2.0 client-credentials grant (RFC 6749 §4.4) of one client at one token endpoint: what an adapter
 /// needs to ask for an access token with a client id and secret.

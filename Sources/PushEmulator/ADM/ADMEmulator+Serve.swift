@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Synchronization
 
 extension ADMEmulator {
     /// The largest `data` ADM accepts, written without white space ("Send a Message": "up to 6 KB").
