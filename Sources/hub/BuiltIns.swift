@@ -1,3 +1,4 @@
+import ADM
 import APNs
 import FCM
 import HMS
@@ -28,6 +29,7 @@ enum BuiltIns {
         BuiltInPlugin(WNSAdapterFactory.self, emulator: WNSEmulatorFactory.self),
         BuiltInPlugin(WebPushAdapterFactory.self, emulator: WebPushEmulatorFactory.self),
         BuiltInPlugin(HMSAdapterFactory.self, emulator: HMSEmulatorFactory.self),
+        BuiltInPlugin(ADMAdapterFactory.self, emulator: ADMEmulatorFactory.self),
     ]
 
     /// Adapter factories, selected in `hub.yaml` by `type`.

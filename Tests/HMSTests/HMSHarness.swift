@@ -1,10 +1,10 @@
 import Foundation
 import HMS
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
 import PushEmulator
-import ServiceLifecycle
 
 /// A real HMS emulator on 127.0.0.1 (port 0), a real HMS adapter pointed at it, a real SQLite store and a real
 /// Dispatcher.
@@ -49,12 +49,7 @@ struct HMSHarness: Sendable {
         let emulator = HMSEmulator(
             configuration: HMSEmulator.Configuration(appID: appID, clientSecret: secret, accessTokenLifetime: accessTokenLifetime),
             tls: tls, logger: logger)
-        let services = ServiceGroup(services: [emulator], logger: logger)
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                try await services.run()
-                return nil
-            }
+        return try await RunningServices.with([emulator], logger: logger) {
             let ports = await emulator.ports()
             let store = try await SQLInstallationStore.open(storage: .memory, logger: logger)
             let settings = HMSSettings(
@@ -72,8 +67,6 @@ struct HMSHarness: Sendable {
             }
             try? await adapter.shutdown()
             try? await store.database.close()
-            await services.triggerGracefulShutdown()
-            while let _ = try? await group.next() {}
             return try result.get()
         }
     }

@@ -16,42 +16,14 @@ import Testing
 /// from the factory's settings: installations with `"platform": "hms"`, sends with
 /// `ServiceBusNotification-Format: hms`, and no Azure registration description.
 @Suite struct HMSHubAPITests {
-    static let keys = [
-        AccessKey(name: "listen", rights: [.listen], primaryKey: "listen-key-0123456789"),
-        AccessKey(name: "send", rights: [.send], primaryKey: "send-key-0123456789"),
-    ]
-
-    static func authorization(_ name: String) -> String {
-        let key = keys.first { $0.name == name }!
-        return SharedAccessSignature.make(
-            resource: "http://localhost/demo", keyName: name, key: key.primaryKey, expiry: Date() + 3600)
-    }
+    static func authorization(_ name: String) -> String { HubAPITest.authorization(name) }
 
     func run(_ body: @Sendable (HMSHarness, any TestClientProtocol) async throws -> Void) async throws {
         try await HMSHarness.with { harness in
-            let settings = HubSettings(
-                name: "demo", keys: Self.keys, storage: .memory,
-                delivery: DeliveryConfiguration(initialBackoffSeconds: 0.01),
-                adapters: [AdapterSettings(factory: HMSAdapterFactory.self, settings: harness.settings())])
-            let runtime = try await HubRuntime(
-                configuration: HubsConfiguration(hubs: [settings]), options: .init(logger: HMSHarness.logger))
-            let app = Application(router: runtime.api.makeRouter(), logger: HMSHarness.logger)
-            let services = ServiceGroup(
-                configuration: ServiceGroupConfiguration(
-                    services: runtime.services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
-                    logger: HMSHarness.logger))
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await services.run() }
-                do {
-                    try await app.test(.router) { client in try await body(harness, client) }
-                } catch {
-                    await services.triggerGracefulShutdown()
-                    try? await group.waitForAll()
-                    throw error
-                }
-                await services.triggerGracefulShutdown()
-                try await group.waitForAll()
-            }
+            try await HubAPITest.run(
+                adapters: [AdapterSettings(factory: HMSAdapterFactory.self, settings: harness.settings())],
+                logger: HMSHarness.logger
+            ) { client in try await body(harness, client) }
         }
     }
 

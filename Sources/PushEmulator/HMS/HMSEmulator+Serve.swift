@@ -145,19 +145,8 @@ extension HMSEmulator {
             && token.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || allowed.contains($0) }
     }
 
-    /// A form body's fields (`+` is a space, percent escapes decoded).
-    static func form(_ text: String) -> [String: String] {
-        var fields: [String: String] = [:]
-        for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decode(_ part: Substring) -> String {
-                String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(part)
-            }
-            guard let name = parts.first else { continue }
-            fields[decode(name)] = parts.count > 1 ? decode(parts[1]) : ""
-        }
-        return fields
-    }
+    /// A form body's fields (see ``EmulatorHTTP/form(_:)``).
+    static func form(_ text: String) -> [String: String] { EmulatorHTTP.form(text) }
 
     /// Push Kit's answer: `{"code", "msg", "requestId"}`.
     static func answer(_ status: HTTPResponse.Status, code: String, msg: String, retryAfter: Int? = nil) -> Response {
@@ -181,9 +170,7 @@ extension HMSEmulator {
     }
 
     static func json(_ status: HTTPResponse.Status, _ text: String, headers: HTTPFields = HTTPFields()) -> Response {
-        var fields = headers
-        fields[.contentType] = "application/json;charset=UTF-8"
-        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+        EmulatorHTTP.json(status, text, headers: headers)
     }
 
     /// The admin API (plain HTTP on its own port):
