@@ -149,7 +149,8 @@ public final class ADMAdapter: PlatformAdapter, Sendable {
             for send in sends {
                 group.addTask {
                     await self.limiter.withPermit {
-                        (send.index, await self.send(send.message, to: send.registrationID, context: context))
+                        let retry = deliveries[send.index].attempt - 1
+                        return (send.index, await self.send(send.message, to: send.registrationID, retry: retry, context: context))
                     }
                 }
             }
@@ -166,8 +167,17 @@ public final class ADMAdapter: PlatformAdapter, Sendable {
         return "\(baseURL)/messaging/registrations/\(segment)/messages"
     }
 
-    /// Sends one message to one device, renewing the access token once when ADM calls it expired.
-    func send(_ message: ADMMessage, to registrationID: String, context: DeliveryContext) async -> DeliveryResult {
+    /// Sends one message to one device, renewing the access token once when ADM calls it expired. `retry` is the
+    /// delivery's retry number, for the request's span (``PlatformTracing``).
+    func send(_ message: ADMMessage, to registrationID: String, retry: Int = 0, context: DeliveryContext) async -> DeliveryResult {
+        await PlatformTracing.request(retry: retry) { trace in
+            await send(message, to: registrationID, context: context, trace: &trace)
+        }
+    }
+
+    private func send(
+        _ message: ADMMessage, to registrationID: String, context: DeliveryContext, trace: inout PlatformTracing.Request
+    ) async -> DeliveryResult {
         var renewed = false
         while true {
             let token: ADMAccessToken
@@ -194,8 +204,10 @@ public final class ADMAdapter: PlatformAdapter, Sendable {
             let answer = Array(await response.body.prefix(upTo: 64 * 1024).readableBytesView)
             let status = Int(response.status.code)
             let errorType = response.headers.first(name: "x-amzn-errortype")
+            trace.status = status
             if status == 401, !renewed {
                 renewed = true
+                trace.renewedToken = true
                 let reason = ADMOutcomeMapping.reason(status: status, errorType: errorType, body: answer)
                 context.logger.info(
                     "ADM refused the access token; obtaining a new one",
