@@ -234,16 +234,17 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         let servesBoth = routes.count > 1
         // Where each device goes first: the environment it was last accepted in, else the first one.
         var memoryKeys: [UInt64] = []
+        var remembered: [APNsEnvironment?] = []
         var firstRoutes: [Int] = []
         if servesBoth {
             memoryKeys = deliveries.map { APNsEnvironmentMemory.key(for: $0.pushChannel.handle ?? "") }
-            firstRoutes = memory.environments(for: memoryKeys).map { remembered in
-                remembered.flatMap { environment in routes.firstIndex { $0.environment == environment } } ?? 0
-            }
+            remembered = memory.environments(for: memoryKeys)
+            firstRoutes = remembered.map { environment in environment == routes[1].environment ? 1 : 0 }
         }
         var batches = [APNsRouteBatch](repeating: APNsRouteBatch(capacity: 0), count: routes.count)
         batches[0] = APNsRouteBatch(capacity: deliveries.count)
-        var shapes = [PayloadShape?](repeating: nil, count: deliveries.count)
+        // Kept only to readdress requests to the other environment.
+        var shapes = [PayloadShape?](repeating: nil, count: servesBoth ? deliveries.count : 0)
         var lastShape: (payload: ByteBuffer, shape: PayloadShape?)?
         for (index, delivery) in deliveries.enumerated() {
             let shape: PayloadShape?
@@ -253,7 +254,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
                 shape = PayloadShape(delivery.payload)
                 lastShape = (delivery.payload, shape)
             }
-            shapes[index] = shape
+            if servesBoth { shapes[index] = shape }
             let route = servesBoth ? firstRoutes[index] : 0
             guard let authorization = authorizations[route] else {
                 results[index] = DeliveryResult(.invalidCredentials, reason: "SigningFailed")
@@ -291,7 +292,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
                     retries[other].append(readdressed, for: index)
                     continue
                 }
-                if answer.status == 200, let environment = routes[route].environment {
+                if answer.status == 200, let environment = routes[route].environment, remembered[index] != environment {
                     learned.append((memoryKeys[index], environment))
                 }
                 results[index] = APNsOutcomeMapping.result(for: answer, key: routes[route].key, now: now)

@@ -105,15 +105,15 @@ struct APNsHarness {
             let primary = try #require(endpoints[first])
             let secondary = try #require(endpoints[first.other])
             adapter = try APNsAdapter(
-            configuration: APNsSettings(
-                host: "127.0.0.1", port: primary.port, caCertificatePEM: tls.caCertificatePEM, teamID: teamID,
-                keyID: primary.key.keyID, privateKeyPEM: primary.key.key.pemRepresentation, topic: topic, connections: 1,
-                requestTimeout: .seconds(20), environment: first,
-                otherEnvironment: APNsEnvironmentSettings(
-                    environment: first.other, host: "127.0.0.1", port: secondary.port, keyID: secondary.key.keyID,
-                    privateKeyPEM: secondary.key.key.pemRepresentation),
-                rememberedDevices: rememberedDevices),
-            logger: logger)
+                configuration: APNsSettings(
+                    host: "127.0.0.1", port: primary.port, caCertificatePEM: tls.caCertificatePEM, teamID: teamID,
+                    keyID: primary.key.keyID, privateKeyPEM: primary.key.key.pemRepresentation, topic: topic, connections: 1,
+                    requestTimeout: .seconds(20), environment: first,
+                    otherEnvironment: APNsEnvironmentSettings(
+                        environment: first.other, host: "127.0.0.1", port: secondary.port, keyID: secondary.key.keyID,
+                        privateKeyPEM: secondary.key.key.pemRepresentation),
+                    rememberedDevices: rememberedDevices),
+                logger: logger)
         } catch {
             await emulator.stop()
             throw error

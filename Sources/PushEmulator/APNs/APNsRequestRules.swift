@@ -76,6 +76,8 @@ final class APNsRequestRules: Sendable {
     private let devices = Mutex<[String: (state: APNsDeviceState, remaining: Int?)]>([:])
     /// The environment of each device token registered through the admin API, by lowercased token.
     private let tokenEnvironments = Mutex<[String: APNsEmulatorEnvironment]>([:])
+    /// Whether any token was ever registered since the last clear: without, requests take no lock to learn it.
+    private let anyRegistered = Atomic<Bool>(false)
     private let productionRequests = Atomic<Int>(0)
     private let sandboxRequests = Atomic<Int>(0)
     private let revokedBefore = Mutex<Date?>(nil)
@@ -95,12 +97,14 @@ final class APNsRequestRules: Sendable {
     /// Registers the environment a device token belongs to (`nil`: forget it).
     func registerDevice(_ token: String, in environment: APNsEmulatorEnvironment?) {
         tokenEnvironments.withLock { $0[token.lowercased()] = environment }
+        anyRegistered.store(true, ordering: .releasing)
     }
 
     /// The environment a device token belongs to: the registered one, else the configured default for tokens the
     /// emulator was not told about.
     func environment(of token: String) -> APNsEmulatorEnvironment? {
-        tokenEnvironments.withLock { $0.isEmpty ? nil : $0[token.lowercased()] } ?? configuration.unregisteredTokenEnvironment
+        guard anyRegistered.load(ordering: .acquiring) else { return configuration.unregisteredTokenEnvironment }
+        return tokenEnvironments.withLock { $0[token.lowercased()] } ?? configuration.unregisteredTokenEnvironment
     }
 
     /// Counts a request to an environment's listener (admin requests are not counted).
@@ -129,6 +133,7 @@ final class APNsRequestRules: Sendable {
     func clearDevices() {
         devices.withLock { $0.removeAll() }
         tokenEnvironments.withLock { $0.removeAll() }
+        anyRegistered.store(false, ordering: .releasing)
     }
 
     /// Tokens issued at or before `date` are answered `ExpiredProviderToken`.
