@@ -177,6 +177,59 @@ import Testing
         }
     }
 
+    /// The whole path as an iOS developer configures it: `hub.yaml` with both endpoints and a key per environment,
+    /// against the emulator's two listeners.
+    @Test func aHubYamlEntryServingBothEnvironmentsDelivers() async throws {
+        let directory = try APNsConfigurationTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data(APNsHarness.tls.caCertificatePEM.utf8).write(to: URL(fileURLWithPath: directory + "/ca.pem"))
+        try await APNsHarness.withBothEnvironments { (hub) async throws in
+            let production = try #require(hub.emulator.port(of: .production))
+            let sandbox = try #require(hub.emulator.port(of: .sandbox))
+            let root = ConfigurationNode.parse(
+                yaml: """
+                    type: apns
+                    endpoints:
+                      production: https://127.0.0.1:\(production)
+                      sandbox: https://127.0.0.1:\(sandbox)
+                    firstEnvironment: sandbox
+                    caCertificate: ca.pem
+                    teamId: \(APNsHarness.teamID)
+                    keys:
+                      production: {keyId: \(APNsHarness.productionOnlyKey.keyID), privateKey: {env: PRODUCTION_ONLY}}
+                      sandbox: {keyId: \(APNsHarness.sandboxOnlyKey.keyID), privateKey: {env: SANDBOX_ONLY}}
+                    topic: \(APNsHarness.topic)
+                    """, file: directory + "/hub.yaml",
+                environment: [
+                    "PRODUCTION_ONLY": APNsHarness.productionOnlyKey.key.pemRepresentation,
+                    "SANDBOX_ONLY": APNsHarness.sandboxOnlyKey.key.pemRepresentation,
+                ])
+            _ = root.string("type")
+            let adapter = try #require(
+                APNsAdapterFactory.makeAdapter(configuration: root, context: AdapterContext(hubName: "demo", logger: Logger(label: "t")))
+                    as? APNsAdapter)
+            root.rejectUnknownKeys()
+            #expect(root.problems.isEmpty, "\(root.problems)")
+            #expect(adapter.environments == [.sandbox, .production])
+            let appStore = APNsHarness.deviceToken(50)
+            let development = APNsHarness.deviceToken(51)
+            hub.emulator.registerDevice(appStore, in: .production)
+            hub.emulator.registerDevice(development, in: .sandbox)
+            let deliveries = [appStore, development].map { token in
+                Delivery(
+                    notificationID: "n", installationID: nil, platform: .apns, pushChannel: .handle(token), format: .apple,
+                    payload: ByteBuffer(string: #"{"aps":{"alert":"x"}}"#), headers: [:])
+            }
+            #expect(await adapter.deliver(deliveries, context: .standalone()) == [.success, .success])
+            // Sandbox first: the App Store token was refused there once.
+            #expect(hub.emulator.requestCount(in: .sandbox) == 2 && hub.emulator.requestCount(in: .production) == 1)
+            #expect(await adapter.deliver(deliveries, context: .standalone()) == [.success, .success])
+            #expect(hub.emulator.requestCount(in: .sandbox) == 3 && hub.emulator.requestCount(in: .production) == 2)
+            #expect(hub.emulator.violations.isEmpty)
+            await adapter.shutdown()
+        }
+    }
+
     // MARK: Emulator
 
     @Test func theEmulatorSectionServesBothEnvironmentsWithRestrictedKeys() async throws {
