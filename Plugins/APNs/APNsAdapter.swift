@@ -16,6 +16,14 @@ import Synchronization
 ///
 /// One adapter serves one team: its default `topic` plus `additionalTopics`, chosen per send with the `apns-topic`
 /// header.
+///
+/// It serves one APNs environment, or both (``APNsSettings/otherEnvironment``): then each environment has its own
+/// connections and the key that signs for it, and the adapter learns each device's environment from which one
+/// accepts its token. A device not known yet goes to the first environment; if that one answers `BadDeviceToken`
+/// (the token belongs to the other environment) or a wrong-environment key reason, the request goes to the other
+/// environment once, and the environment that accepted it is remembered (``APNsEnvironmentMemory``) so later sends
+/// go straight there. A request one environment accepted is never sent to the other. A token both environments
+/// refuse is a bad channel.
 public final class APNsAdapter: PlatformAdapter, Sendable {
     /// The `apns` platform, the `apple` format, and Azure's `Apple(Template)RegistrationDescription`.
     public static let descriptor = PlatformDescriptor(
@@ -36,10 +44,11 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
 
     /// The adapter's settings.
     public let configuration: APNsSettings
-    let providerToken: APNsProviderToken
-    let pool: APNsConnectionPool
+    /// The environments it sends to, the one tried first for an unknown device first.
+    let routes: [APNsRoute]
+    /// Each device's environment, when the adapter serves both.
+    let memory: APNsEnvironmentMemory
     private let logger: Logger
-    private let authority: String
     private let topics: Set<String>
 
     /// The push types APNs knows, with the suffix each adds to the topic.
@@ -50,28 +59,28 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
     ]
 
     /// Creates an adapter; connections open on first delivery.
-    /// - Throws: ``APNsError`` when the key or the extra CA certificate is unusable.
+    /// - Throws: ``APNsError`` when a key or the extra CA certificate is unusable, or the two environments are not
+    ///   two different ones.
     public init(configuration: APNsSettings, logger: Logger) throws(APNsError) {
         self.configuration = configuration
         self.logger = logger
-        do {
-            self.providerToken = try APNsProviderToken(
-                privateKeyPEM: configuration.privateKeyPEM, teamID: configuration.teamID, keyID: configuration.keyID,
-                refreshInterval: configuration.tokenRefreshInterval, clock: configuration.clock)
-        } catch {
-            throw APNsError(.invalidPrivateKey, "privateKey is not a PKCS#8 PEM P-256 key (an APNs .p8 file)")
+        let first = try APNsRoute(
+            environment: configuration.environment, host: configuration.host, port: configuration.port,
+            keyID: configuration.keyID, privateKeyPEM: configuration.privateKeyPEM, sharing: nil, settings: configuration)
+        var routes = [first]
+        if let other = configuration.otherEnvironment {
+            guard let environment = configuration.environment, environment != other.environment else {
+                throw APNsError(
+                    .invalidEnvironments,
+                    "an adapter serving both environments names the first one (environment) and the other one (otherEnvironment.environment) differently")
+            }
+            routes.append(
+                try APNsRoute(
+                    environment: other.environment, host: other.host, port: other.port, keyID: other.keyID,
+                    privateKeyPEM: other.privateKeyPEM, sharing: first, settings: configuration))
         }
-        do {
-            self.pool = try APNsConnectionPool(
-                settings: .init(
-                    host: configuration.host, port: configuration.port, connections: configuration.connections,
-                    maximumStreams: configuration.maximumStreams, connectTimeout: configuration.connectTimeout.timeAmount,
-                    pingInterval: configuration.pingInterval.timeAmount, pingTimeout: configuration.pingTimeout.timeAmount,
-                    caCertificatePEM: configuration.caCertificatePEM))
-        } catch {
-            throw APNsError(.invalidCACertificate, "caCertificate is not a usable PEM CA certificate")
-        }
-        self.authority = configuration.port == 443 ? configuration.host : "\(configuration.host):\(configuration.port)"
+        self.routes = routes
+        self.memory = APNsEnvironmentMemory(capacity: routes.count > 1 ? configuration.rememberedDevices : 0)
         self.topics = Set([configuration.topic] + configuration.additionalTopics)
     }
 
@@ -85,15 +94,27 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
 
     /// Closes every connection.
     public func shutdown() async {
-        await pool.close()
+        for route in routes { await route.pool.close() }
     }
 
-    /// Connections opened so far (reconnects included).
-    public var connectionsOpened: Int { pool.connectionsOpened }
+    /// Connections opened so far (reconnects included), in every environment.
+    public var connectionsOpened: Int { routes.reduce(0) { $0 + $1.pool.connectionsOpened } }
     /// Keep-alive PINGs the server acknowledged on the open connections.
-    public var pingsAcknowledged: Int { pool.pingsAcknowledged }
+    public var pingsAcknowledged: Int { routes.reduce(0) { $0 + $1.pool.pingsAcknowledged } }
     /// The server's `SETTINGS_MAX_CONCURRENT_STREAMS` on each open connection.
-    public var remoteStreamLimits: [Int] { pool.remoteStreamLimits }
+    public var remoteStreamLimits: [Int] { routes.flatMap(\.pool.remoteStreamLimits) }
+    /// The environments the adapter sends to, the one tried first for a device not known yet first; empty when it
+    /// serves one endpoint given as a URL.
+    public var environments: [APNsEnvironment] { routes.compactMap(\.environment) }
+
+    /// The environment the adapter remembers for a device token, if any (only when it serves both).
+    public func rememberedEnvironment(of deviceToken: String) -> APNsEnvironment? {
+        guard routes.count > 1 else { return nil }
+        return memory.environments(for: [APNsEnvironmentMemory.key(for: deviceToken)])[0]
+    }
+
+    /// How many devices' environments the adapter remembers now.
+    public var rememberedDevices: Int { memory.count }
 
     // MARK: Validation
 
@@ -206,20 +227,24 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
 
     // MARK: Delivery
 
-    /// Delivers a batch over one connection; one result per delivery, in order.
+    /// Delivers a batch over one connection per environment; one result per delivery, in order.
     public func deliver(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult] {
         var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
-        let jwt: String
-        do {
-            jwt = try providerToken.token()
-        } catch {
-            return deliveries.map { _ in DeliveryResult(.invalidCredentials, reason: "SigningFailed") }
+        let authorizations: [String?] = routes.map { route in (try? route.providerToken.token()).map { "bearer " + $0 } }
+        let servesBoth = routes.count > 1
+        // Where each device goes first: the environment it was last accepted in, else the first one.
+        var memoryKeys: [UInt64] = []
+        var remembered: [APNsEnvironment?] = []
+        var firstRoutes: [Int] = []
+        if servesBoth {
+            memoryKeys = deliveries.map { APNsEnvironmentMemory.key(for: $0.pushChannel.handle ?? "") }
+            remembered = memory.environments(for: memoryKeys)
+            firstRoutes = remembered.map { environment in environment == routes[1].environment ? 1 : 0 }
         }
-        let authorization = "bearer " + jwt
-        var requests: [APNsRequest] = []
-        var indices: [Int] = []
-        requests.reserveCapacity(deliveries.count)
-        indices.reserveCapacity(deliveries.count)
+        var batches = [APNsRouteBatch](repeating: APNsRouteBatch(capacity: 0), count: routes.count)
+        batches[0] = APNsRouteBatch(capacity: deliveries.count)
+        // Kept only to readdress requests to the other environment.
+        var shapes = [PayloadShape?](repeating: nil, count: servesBoth ? deliveries.count : 0)
         var lastShape: (payload: ByteBuffer, shape: PayloadShape?)?
         for (index, delivery) in deliveries.enumerated() {
             let shape: PayloadShape?
@@ -229,45 +254,148 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
                 shape = PayloadShape(delivery.payload)
                 lastShape = (delivery.payload, shape)
             }
-            switch request(for: delivery, shape: shape, authorization: authorization) {
-            case .success(let request):
-                requests.append(request)
-                indices.append(index)
-            case .failure(let failure):
-                results[index] = failure.result
+            if servesBoth { shapes[index] = shape }
+            let route = servesBoth ? firstRoutes[index] : 0
+            guard let authorization = authorizations[route] else {
+                results[index] = DeliveryResult(.invalidCredentials, reason: "SigningFailed")
+                continue
+            }
+            switch request(for: delivery, shape: shape, authorization: authorization, authority: routes[route].authority) {
+            case .success(let request): batches[route].append(request, for: index)
+            case .failure(let failure): results[index] = failure.result
             }
         }
-        if !requests.isEmpty {
-            var responses = await send(requests, context: context)
-            // ExpiredProviderToken: mint a new token once and retry those requests.
-            let expired = responses.indices.filter { responses[$0].status == 403 && responses[$0].reason == "ExpiredProviderToken" }
-            if !expired.isEmpty, let renewed = try? providerToken.renew(replacing: jwt) {
-                context.logger.info("APNs provider token expired; renewed it", metadata: ["push.platform": "apns"])
-                let retried = await send(expired.map { withAuthorization(requests[$0], jwt: renewed) }, context: context)
-                for (position, index) in expired.enumerated() { responses[index] = retried[position] }
+        let answers = await exchange(batches, context: context)
+        let now = context.clock.now()
+        guard servesBoth else {
+            for (position, index) in batches[0].indices.enumerated() {
+                results[index] = APNsOutcomeMapping.result(for: answers[0][position], key: routes[0].key, now: now)
             }
-            let now = context.clock.now()
-            for (position, index) in indices.enumerated() {
-                results[index] = APNsOutcomeMapping.result(for: responses[position], now: now)
+            context.logger.debug("APNs batch delivered", metadata: ["push.platform": "apns", "push.count": "\(deliveries.count)"])
+            return results.map { $0 ?? DeliveryResult(.unknownError) }
+        }
+
+        // Both environments: a device the environment refused as not its own goes to the other one, once.
+        var learned: [(key: UInt64, environment: APNsEnvironment)] = []
+        var refusedFirst = [APNsResponse?](repeating: nil, count: deliveries.count)
+        var retries = [APNsRouteBatch](repeating: APNsRouteBatch(capacity: 0), count: routes.count)
+        for route in routes.indices {
+            let other = 1 - route
+            for (position, index) in batches[route].indices.enumerated() {
+                let answer = answers[route][position]
+                if Self.isOtherEnvironmentAnswer(answer), let authorization = authorizations[other],
+                    case .success(let readdressed) = request(
+                        for: deliveries[index], shape: shapes[index], authorization: authorization,
+                        authority: routes[other].authority)
+                {
+                    refusedFirst[index] = answer
+                    retries[other].append(readdressed, for: index)
+                    continue
+                }
+                if answer.status == 200, let environment = routes[route].environment, remembered[index] != environment {
+                    learned.append((memoryKeys[index], environment))
+                }
+                results[index] = APNsOutcomeMapping.result(for: answer, key: routes[route].key, now: now)
             }
         }
+        if retries.contains(where: { !$0.indices.isEmpty }) {
+            let retried = await exchange(retries, context: context)
+            var forgotten: [UInt64] = []
+            for route in routes.indices {
+                let first = 1 - route
+                for (position, index) in retries[route].indices.enumerated() {
+                    let answer = retried[route][position]
+                    if answer.status == 200, let environment = routes[route].environment {
+                        learned.append((memoryKeys[index], environment))
+                    }
+                    guard Self.isOtherEnvironmentAnswer(answer), let refused = refusedFirst[index] else {
+                        results[index] = APNsOutcomeMapping.result(for: answer, key: routes[route].key, now: now)
+                        continue
+                    }
+                    // Neither environment took it: a key problem names its key; otherwise the token is bad.
+                    forgotten.append(memoryKeys[index])
+                    results[index] =
+                        refused.status == 403
+                        ? APNsOutcomeMapping.result(for: refused, key: routes[first].key, now: now)
+                        : APNsOutcomeMapping.result(for: answer, key: routes[route].key, now: now)
+                }
+            }
+            memory.forget(forgotten)
+        }
+        memory.remember(learned)
+        warnAboutKeys(answers, context: context)
         context.logger.debug("APNs batch delivered", metadata: ["push.platform": "apns", "push.count": "\(deliveries.count)"])
         return results.map { $0 ?? DeliveryResult(.unknownError) }
     }
 
+    /// Whether an answer says the token or the key belongs to the other environment: `BadDeviceToken` ("verify
+    /// that the token matches the environment", Apple's table) or a 403 wrong-environment key reason.
+    static func isOtherEnvironmentAnswer(_ response: APNsResponse) -> Bool {
+        guard response.status == 400 || response.status == 403, let reason = response.reason else { return false }
+        let typed = APNsReason(rawValue: reason)
+        return (response.status == 400 && typed == .badDeviceToken) || (response.status == 403 && typed.isWrongEnvironmentKey)
+    }
+
+    /// Logs, once per batch and environment, that APNs refused an environment's key for that environment: the sends
+    /// still reach the devices the other environment accepts, so the outcomes alone would not show it.
+    private func warnAboutKeys(_ answers: [[APNsResponse]], context: DeliveryContext) {
+        for route in routes.indices {
+            guard let refused = answers[route].first(where: { $0.status == 403 && APNsReason(rawValue: $0.reason ?? "").isAboutTheKey }),
+                let reason = refused.reason
+            else { continue }
+            context.logger.warning(
+                "APNs refused the key of an environment",
+                metadata: [
+                    "push.platform": "apns", "apns.environment": "\(routes[route].environment.map(\.rawValue) ?? "-")",
+                    "apns.keyId": "\(routes[route].key.keyID)", "apns.reason": "\(reason)",
+                ])
+        }
+    }
+
+    /// Sends each environment's requests over its own connections (both environments at once); one answer per
+    /// request, in order.
+    private func exchange(_ batches: [APNsRouteBatch], context: DeliveryContext) async -> [[APNsResponse]] {
+        if routes.count == 1 || batches[1].requests.isEmpty {
+            let first = await send(batches[0].requests, on: routes[0], context: context)
+            return routes.count == 1 ? [first] : [first, []]
+        }
+        if batches[0].requests.isEmpty { return [[], await send(batches[1].requests, on: routes[1], context: context)] }
+        async let second = send(batches[1].requests, on: routes[1], context: context)
+        let first = await send(batches[0].requests, on: routes[0], context: context)
+        return [first, await second]
+    }
+
+    /// Sends to one environment; on `ExpiredProviderToken` mints its token once more and retries those requests.
+    private func send(_ requests: [APNsRequest], on route: APNsRoute, context: DeliveryContext) async -> [APNsResponse] {
+        guard !requests.isEmpty else { return [] }
+        var responses = await send(requests, via: route.pool, context: context)
+        let expired = responses.indices.filter { responses[$0].status == 403 && responses[$0].reason == "ExpiredProviderToken" }
+        if !expired.isEmpty, let rejected = Self.jwt(of: requests[expired[0]]), let renewed = try? route.providerToken.renew(replacing: rejected) {
+            context.logger.info("APNs provider token expired; renewed it", metadata: ["push.platform": "apns"])
+            let retried = await send(expired.map { withAuthorization(requests[$0], jwt: renewed) }, via: route.pool, context: context)
+            for (position, index) in expired.enumerated() { responses[index] = retried[position] }
+        }
+        return responses
+    }
+
+    /// The provider token a request carries.
+    private static func jwt(of request: APNsRequest) -> String? {
+        request.headers.first(name: "authorization").map { String($0.dropFirst("bearer ".count)) }
+    }
+
     /// Sends over the next connection; requests APNs certainly did not process (never sent, or refused by GOAWAY)
     /// are sent once more at once over a fresh connection.
-    private func send(_ requests: [APNsRequest], context: DeliveryContext) async -> [APNsResponse] {
-        var responses = await sendOnce(requests, context: context)
+    private func send(_ requests: [APNsRequest], via pool: APNsConnectionPool, context: DeliveryContext) async -> [APNsResponse] {
+        var responses = await sendOnce(requests, via: pool, context: context)
         let unprocessed = responses.indices.filter { responses[$0].isUnprocessed }
         if !unprocessed.isEmpty {
-            let again = await sendOnce(unprocessed.map { requests[$0] }, context: context)
+            let again = await sendOnce(unprocessed.map { requests[$0] }, via: pool, context: context)
             for (position, index) in unprocessed.enumerated() { responses[index] = again[position] }
         }
         return responses
     }
 
-    private func sendOnce(_ requests: [APNsRequest], context: DeliveryContext) async -> [APNsResponse] {
+    private func sendOnce(_ requests: [APNsRequest], via pool: APNsConnectionPool, context: DeliveryContext) async -> [APNsResponse] {
         let connection: APNsConnection
         do {
             connection = try await pool.connection()
@@ -287,8 +415,11 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         var result: DeliveryResult
     }
 
-    /// Builds the HTTP/2 request for one delivery, or the outcome when it cannot be sent.
-    func request(for delivery: Delivery, shape: PayloadShape?, authorization: String) -> Result<APNsRequest, Rejected> {
+    /// Builds the HTTP/2 request for one delivery, or the outcome when it cannot be sent; `authority` is the
+    /// environment's (the first one's by default).
+    func request(
+        for delivery: Delivery, shape: PayloadShape?, authorization: String, authority: String? = nil
+    ) -> Result<APNsRequest, Rejected> {
         guard let token = delivery.pushChannel.handle, Self.isValidDeviceToken(token) else {
             return .failure(Rejected(result: DeliveryResult(.badChannel, reason: "BadDeviceToken")))
         }
@@ -320,7 +451,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         fields.reserveCapacity(12)
         fields.add(name: ":method", value: "POST")
         fields.add(name: ":scheme", value: "https")
-        fields.add(name: ":authority", value: authority)
+        fields.add(name: ":authority", value: authority ?? routes[0].authority)
         fields.add(name: ":path", value: "/3/device/" + token, indexing: neverIndex ? .neverIndexed : .nonIndexable)
         fields.add(name: "authorization", value: authorization, indexing: neverIndex ? .neverIndexed : .indexable)
         fields.add(name: "apns-push-type", value: pushType)

@@ -9,6 +9,8 @@ public struct APNsError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidPrivateKey = Code(rawValue: "invalidPrivateKey")
         /// The extra CA certificate is not PEM, or TLS could not be set up with it.
         public static let invalidCACertificate = Code(rawValue: "invalidCACertificate")
+        /// An adapter serving both environments does not name two different ones.
+        public static let invalidEnvironments = Code(rawValue: "invalidEnvironments")
     }
 
     /// What kind of failure this is.

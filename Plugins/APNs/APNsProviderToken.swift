@@ -52,6 +52,12 @@ public final class APNsProviderToken: Sendable {
         }
     }
 
+    /// Whether it signs with the key `privateKeyPEM` holds (so two environments with one key share one token).
+    func signs(withKeyPEM privateKeyPEM: String) -> Bool {
+        guard let other = try? P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM) else { return false }
+        return other.rawRepresentation == key.rawRepresentation
+    }
+
     /// When the current token was issued, if any.
     public var issuedAt: Date? { current.withLock { $0?.issuedAt } }
 

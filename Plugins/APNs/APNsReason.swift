@@ -1,5 +1,11 @@
 /// Why APNs refused a notification: the `reason` of its error answer, as Apple's "Handling notification responses
 /// from APNs" lists them. A reason APNs adds later arrives as ``unknown(_:)``.
+///
+/// The 403 reasons about the key that signed the provider token came with team-scoped keys restricted to one
+/// environment (February 2025): Apple's table lists `UnrelatedKeyIdInToken` ("the key ID in the provider token isn't
+/// related to the key ID of the token used in the first push of this connection") and `BadEnvironmentKeyIdInToken`
+/// ("the key ID in the provider token doesn't match the environment"); APNs has also been seen answering the second
+/// as `BadEnvironmentKeyInToken`, so both spellings are known (``isWrongEnvironmentKey``).
 public enum APNsReason: Hashable, Sendable, CustomStringConvertible {
     case badCollapseID
     case badDeviceToken
@@ -22,6 +28,10 @@ public enum APNsReason: Hashable, Sendable, CustomStringConvertible {
     case invalidProviderToken
     case missingProviderToken
     case unrelatedKeyIDInToken
+    /// 403: the key that signed the provider token is restricted to the other environment (Apple's spelling).
+    case badEnvironmentKeyIDInToken
+    /// 403: the same, as APNs has been seen to spell it.
+    case badEnvironmentKeyInToken
     case badPath
     case methodNotAllowed
     case expiredToken
@@ -39,7 +49,8 @@ public enum APNsReason: Hashable, Sendable, CustomStringConvertible {
         .badCollapseID, .badDeviceToken, .badExpirationDate, .badMessageID, .badPriority, .badTopic,
         .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType, .missingDeviceToken, .missingTopic,
         .payloadEmpty, .topicDisallowed, .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden,
-        .invalidProviderToken, .missingProviderToken, .unrelatedKeyIDInToken, .badPath, .methodNotAllowed, .expiredToken,
+        .invalidProviderToken, .missingProviderToken, .unrelatedKeyIDInToken, .badEnvironmentKeyIDInToken,
+        .badEnvironmentKeyInToken, .badPath, .methodNotAllowed, .expiredToken,
         .unregistered, .payloadTooLarge, .tooManyProviderTokenUpdates, .tooManyRequests, .internalServerError,
         .serviceUnavailable, .shutdown,
     ]
@@ -72,6 +83,8 @@ public enum APNsReason: Hashable, Sendable, CustomStringConvertible {
         case .invalidProviderToken: "InvalidProviderToken"
         case .missingProviderToken: "MissingProviderToken"
         case .unrelatedKeyIDInToken: "UnrelatedKeyIdInToken"
+        case .badEnvironmentKeyIDInToken: "BadEnvironmentKeyIdInToken"
+        case .badEnvironmentKeyInToken: "BadEnvironmentKeyInToken"
         case .badPath: "BadPath"
         case .methodNotAllowed: "MethodNotAllowed"
         case .expiredToken: "ExpiredToken"
@@ -87,4 +100,12 @@ public enum APNsReason: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { rawValue }
+
+    /// Whether the key that signed the provider token is restricted to the other environment
+    /// (`BadEnvironmentKeyIdInToken`, `BadEnvironmentKeyInToken`).
+    public var isWrongEnvironmentKey: Bool { self == .badEnvironmentKeyIDInToken || self == .badEnvironmentKeyInToken }
+
+    /// Whether the reason is about which key signed the provider token (the wrong-environment reasons and
+    /// `UnrelatedKeyIdInToken`), so its outcome names the key to fix.
+    public var isAboutTheKey: Bool { isWrongEnvironmentKey || self == .unrelatedKeyIDInToken }
 }

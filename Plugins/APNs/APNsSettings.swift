@@ -3,18 +3,29 @@ import Crypto
 import Foundation
 
 /// Settings of the APNs adapter (an `adapters:` entry with `type: apns`).
+///
+/// One adapter serves one environment (`host`, `port`, signed with `keyID`), or both: then `host` serves
+/// ``environment``, the one tried first for a device whose environment is not known yet, and ``otherEnvironment``
+/// the other one, with its own endpoint and key (the same key when one key serves both).
 public struct APNsSettings: Sendable {
-    /// The provider API's host.
+    /// The provider API's host (of the environment tried first, when the adapter serves both).
     public var host: String
     /// The provider API's port.
     public var port: Int
+    /// The environment `host` serves, when known (`endpoint: production` or `sandbox`, or `endpoints:`); `nil` for an
+    /// endpoint given as a URL alone. Named in the messages of key problems.
+    public var environment: APNsEnvironment?
+    /// The second environment, when one adapter serves both; ``environment`` must then name the first.
+    public var otherEnvironment: APNsEnvironmentSettings?
+    /// How many devices' environments the adapter remembers (in process) when it serves both; 0 remembers none.
+    public var rememberedDevices: Int
     /// An extra CA to trust (PEM), for the emulator; `nil` trusts the system roots only.
     public var caCertificatePEM: String?
     /// The team id (`iss` of provider tokens).
     public var teamID: String
-    /// The key id (`kid` of provider tokens).
+    /// The key id (`kid` of provider tokens) of the key that signs for `host`'s environment.
     public var keyID: String
-    /// The `.p8` signing key (PKCS#8 PEM). A secret.
+    /// The `.p8` signing key (PKCS#8 PEM) for `host`'s environment. A secret.
     public var privateKeyPEM: String
     /// The default topic (the app's bundle id); push types add their suffix (`.voip`, `.complication`, …).
     public var topic: String
@@ -46,7 +57,9 @@ public struct APNsSettings: Sendable {
         privateKeyPEM: String, topic: String, additionalTopics: [String] = [], connections: Int = 4,
         maximumStreams: Int = 1000, requestTimeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
         pingInterval: Duration = .seconds(60), pingTimeout: Duration = .seconds(20), tokenRefreshInterval: TimeInterval = 3000,
-        neverIndexSensitiveHeaders: Bool = true, clock: any WallClock = SystemWallClock()
+        neverIndexSensitiveHeaders: Bool = true, environment: APNsEnvironment? = nil,
+        otherEnvironment: APNsEnvironmentSettings? = nil, rememberedDevices: Int = 1_000_000,
+        clock: any WallClock = SystemWallClock()
     ) {
         self.host = host
         self.port = port
@@ -64,19 +77,27 @@ public struct APNsSettings: Sendable {
         self.pingTimeout = pingTimeout
         self.tokenRefreshInterval = tokenRefreshInterval
         self.neverIndexSensitiveHeaders = neverIndexSensitiveHeaders
+        self.environment = environment
+        self.otherEnvironment = otherEnvironment
+        self.rememberedDevices = rememberedDevices
         self.clock = clock
     }
 
     /// Parses `production`, `sandbox` or an `https://host[:port]` URL.
     public static func endpoint(_ text: String) -> (host: String, port: Int)? {
+        if let environment = namedEnvironment(text) { return (environment.appleHost, 443) }
+        guard let url = URL(string: text), url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty else {
+            return nil
+        }
+        return (host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), url.port ?? 443)
+    }
+
+    /// The environment an endpoint names by word (`production`; `sandbox` or `development`), `nil` for a URL.
+    public static func namedEnvironment(_ text: String) -> APNsEnvironment? {
         switch text.lowercased() {
-        case "production": return ("api.push.apple.com", 443)
-        case "sandbox", "development": return ("api.sandbox.push.apple.com", 443)
-        default:
-            guard let url = URL(string: text), url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty else {
-                return nil
-            }
-            return (host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), url.port ?? 443)
+        case "production": .production
+        case "sandbox", "development": .sandbox
+        default: nil
         }
     }
 }
@@ -90,6 +111,7 @@ extension APNsSettings: Equatable {
             && lhs.maximumStreams == rhs.maximumStreams && lhs.requestTimeout == rhs.requestTimeout
             && lhs.connectTimeout == rhs.connectTimeout && lhs.pingInterval == rhs.pingInterval
             && lhs.pingTimeout == rhs.pingTimeout && lhs.tokenRefreshInterval == rhs.tokenRefreshInterval
-            && lhs.neverIndexSensitiveHeaders == rhs.neverIndexSensitiveHeaders
+            && lhs.neverIndexSensitiveHeaders == rhs.neverIndexSensitiveHeaders && lhs.environment == rhs.environment
+            && lhs.otherEnvironment == rhs.otherEnvironment && lhs.rememberedDevices == rhs.rememberedDevices
     }
 }

@@ -65,6 +65,66 @@ struct APNsHarness {
                 connections: connections, requestTimeout: .seconds(20), pingInterval: pingInterval,
                 pingTimeout: pingTimeout, clock: emulatorClock),
             logger: logger)
+        return try await run(emulator: emulator, adapter: adapter, delivery: delivery, body)
+    }
+
+    /// A key restricted to the production environment (known to the emulators of ``withBothEnvironments``).
+    static let productionOnlyKey = (keyID: "PRODKEY123", key: P256.Signing.PrivateKey())
+    /// A key restricted to the sandbox environment (known to the emulators of ``withBothEnvironments``).
+    static let sandboxOnlyKey = (keyID: "SANDKEY123", key: P256.Signing.PrivateKey())
+
+    /// An emulator serving both environments (production and sandbox listeners; device tokens registered to neither
+    /// belong to `unregisteredTokens`), and one adapter serving both, trying `first` first, signing for each
+    /// environment with its key (by default the main key, valid in both).
+    static func withBothEnvironments<T: Sendable>(
+        first: APNsEnvironment = .production,
+        productionKey: (keyID: String, key: P256.Signing.PrivateKey) = (keyID, signingKey),
+        sandboxKey: (keyID: String, key: P256.Signing.PrivateKey) = (keyID, signingKey),
+        unregisteredTokens: APNsEmulatorEnvironment? = nil,
+        rememberedDevices: Int = 1000,
+        delivery: DeliveryConfiguration = fast,
+        logger: Logger = Logger(label: "apns-test"),
+        _ body: (APNsHarness) async throws -> T
+    ) async throws -> T {
+        let emulator = APNsEmulator(
+            configuration: APNsEmulatorConfiguration(
+                port: 0, teamID: teamID, keyID: keyID, publicKey: signingKey.publicKey, topics: [topic],
+                tokenMinimumRefreshInterval: 0, sandboxPort: 0, unregisteredTokenEnvironment: unregisteredTokens,
+                keys: [
+                    APNsEmulatorKey(keyID: productionOnlyKey.keyID, publicKey: productionOnlyKey.key.publicKey, environments: [.production]),
+                    APNsEmulatorKey(keyID: sandboxOnlyKey.keyID, publicKey: sandboxOnlyKey.key.publicKey, environments: [.sandbox]),
+                ]),
+            tls: tls, logger: logger)
+        try await emulator.start()
+        let adapter: APNsAdapter
+        do {
+            let endpoints: [APNsEnvironment: (port: Int, key: (keyID: String, key: P256.Signing.PrivateKey))] = [
+                .production: (try #require(emulator.port(of: .production)), productionKey),
+                .sandbox: (try #require(emulator.port(of: .sandbox)), sandboxKey),
+            ]
+            let primary = try #require(endpoints[first])
+            let secondary = try #require(endpoints[first.other])
+            adapter = try APNsAdapter(
+                configuration: APNsSettings(
+                    host: "127.0.0.1", port: primary.port, caCertificatePEM: tls.caCertificatePEM, teamID: teamID,
+                    keyID: primary.key.keyID, privateKeyPEM: primary.key.key.pemRepresentation, topic: topic, connections: 1,
+                    requestTimeout: .seconds(20), environment: first,
+                    otherEnvironment: APNsEnvironmentSettings(
+                        environment: first.other, host: "127.0.0.1", port: secondary.port, keyID: secondary.key.keyID,
+                        privateKeyPEM: secondary.key.key.pemRepresentation),
+                    rememberedDevices: rememberedDevices),
+                logger: logger)
+        } catch {
+            await emulator.stop()
+            throw error
+        }
+        return try await run(emulator: emulator, adapter: adapter, delivery: delivery, logger: logger, body)
+    }
+
+    private static func run<T: Sendable>(
+        emulator: APNsEmulator, adapter: APNsAdapter, delivery: DeliveryConfiguration,
+        logger: Logger = Logger(label: "apns-test"), _ body: (APNsHarness) async throws -> T
+    ) async throws -> T {
         let store = try await SQLInstallationStore.open(storage: .memory, logger: logger)
         let dispatcher = Dispatcher(store: store, adapters: try AdapterSet([adapter]), configuration: delivery, logger: logger)
         let harness = APNsHarness(emulator: emulator, adapter: adapter, store: store, dispatcher: dispatcher)

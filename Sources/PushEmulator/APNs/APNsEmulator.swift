@@ -15,6 +15,12 @@ import Synchronization
 /// served on the same port under `/_emulator/` (see ``admin(method:path:body:)``); the same operations are available
 /// in process.
 ///
+/// It serves the production environment on ``APNsEmulatorConfiguration/port`` and, with
+/// ``APNsEmulatorConfiguration/sandboxPort``, the sandbox environment on a second listener, as Apple serves them on
+/// two hosts. Each device token belongs to one environment (``registerDevice(_:in:)``); the other environment
+/// answers it `BadDeviceToken`, and a key restricted to one environment is answered `BadEnvironmentKeyIdInToken` by
+/// the other.
+///
 /// ```swift
 /// let emulator = APNsEmulator(configuration: configuration, tls: try EmulatorTLS.generate(), logger: logger)
 /// let port = try await emulator.start()
@@ -30,7 +36,7 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
     private let tls: EmulatorTLS
     private let logger: Logger
     private let group: any EventLoopGroup
-    private let server = Mutex<(channel: (any Channel)?, connections: [ObjectIdentifier: any Channel])>((nil, [:]))
+    private let server = Mutex<(listeners: [APNsEmulatorEnvironment: any Channel], connections: [ObjectIdentifier: any Channel])>(([:], [:]))
     private let peakConcurrency = Atomic<Int>(0)
     private let connectionsOpened = Atomic<Int>(0)
 
@@ -49,11 +55,26 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
     /// The recorder of accepted notifications, violations and injected faults.
     public var recorder: EmulatorRecorder<APNsReceivedNotification> { rules.recorder }
 
-    /// Binds the port (once) and returns it.
+    /// Binds the ports (once) and returns the production listener's.
     @discardableResult
     public func start() async throws -> Int {
-        if let channel = server.withLock({ $0.channel }), let port = channel.localAddress?.port { return port }
+        if let channel = server.withLock({ $0.listeners[.production] }), let port = channel.localAddress?.port { return port }
         let sslContext = try NIOSSLContext(configuration: tls.serverConfiguration(applicationProtocols: ["h2"]))
+        let production = try await listen(on: configuration.port, environment: .production, sslContext: sslContext)
+        server.withLock { $0.listeners[.production] = production }
+        if let sandboxPort = configuration.sandboxPort {
+            do {
+                let sandbox = try await listen(on: sandboxPort, environment: .sandbox, sslContext: sslContext)
+                server.withLock { $0.listeners[.sandbox] = sandbox }
+            } catch {
+                await stop()
+                throw error
+            }
+        }
+        return production.localAddress?.port ?? configuration.port
+    }
+
+    private func listen(on port: Int, environment: APNsEmulatorEnvironment, sslContext: NIOSSLContext) async throws -> any Channel {
         let initialStreams = configuration.initialConcurrentStreams
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
@@ -74,20 +95,25 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
                                 HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
                                 HTTP2Setting(parameter: .maxHeaderListSize, value: 64 << 10),
                             ]))
-                    try sync.addHandler(APNsServerConnectionHandler(emulator: self))
+                    try sync.addHandler(APNsServerConnectionHandler(emulator: self, environment: environment))
                     self.track(channel)
                 }
             }
-            .bind(host: configuration.host, port: configuration.port)
+            .bind(host: configuration.host, port: port)
             .get()
-        server.withLock { $0.channel = channel }
-        let port = channel.localAddress?.port ?? configuration.port
-        logger.info("APNs emulator listening", metadata: ["emulator.port": "\(port)"])
-        return port
+        logger.info(
+            "APNs emulator listening",
+            metadata: ["emulator.port": "\(channel.localAddress?.port ?? port)", "apns.environment": "\(environment)"])
+        return channel
     }
 
-    /// The bound port, once started.
-    public var port: Int? { server.withLock { $0.channel?.localAddress?.port } }
+    /// The production listener's bound port, once started.
+    public var port: Int? { port(of: .production) }
+
+    /// The bound port of an environment's listener, once started (`nil` for sandbox without ``APNsEmulatorConfiguration/sandboxPort``).
+    public func port(of environment: APNsEmulatorEnvironment) -> Int? {
+        server.withLock { $0.listeners[environment]?.localAddress?.port }
+    }
 
     /// Serves until graceful shutdown.
     public func run() async throws {
@@ -98,11 +124,11 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
 
     /// Closes the listening socket and every connection.
     public func stop() async {
-        let (listener, connections) = server.withLock { state in
-            defer { state = (nil, [:]) }
-            return (state.channel, Array(state.connections.values))
+        let (listeners, connections) = server.withLock { state in
+            defer { state = ([:], [:]) }
+            return (Array(state.listeners.values), Array(state.connections.values))
         }
-        try? await listener?.close()
+        for listener in listeners { try? await listener.close() }
         for connection in connections { try? await connection.close() }
     }
 
@@ -137,11 +163,21 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
     /// Connections open now.
     public var openConnections: Int { server.withLock { $0.connections.count } }
 
-    /// Clears records, faults, device states and statistics.
+    /// Requests the listener of an environment answered (admin requests aside), since start or ``reset()``.
+    public func requestCount(in environment: APNsEmulatorEnvironment) -> Int { rules.requests(in: environment) }
+
+    /// Registers the environment a device token belongs to (`nil`: forget it, so it belongs to
+    /// ``APNsEmulatorConfiguration/unregisteredTokenEnvironment``). The other environment answers it `BadDeviceToken`.
+    public func registerDevice(_ deviceToken: String, in environment: APNsEmulatorEnvironment?) {
+        rules.registerDevice(deviceToken, in: environment)
+    }
+
+    /// Clears records, faults, device states and registrations, and statistics.
     public func reset() {
         recorder.reset()
         recorder.faults = .none
         rules.clearDevices()
+        rules.clearCounts()
         rules.expireProviderTokens(issuedAtOrBefore: .distantPast)
         peakConcurrency.store(0, ordering: .relaxed)
     }
@@ -175,12 +211,14 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
     ///
     /// - `GET /_emulator/received`: accepted notifications as a JSON array, most recent last.
     /// - `GET /_emulator/violations`: broken rules as a JSON array of strings.
-    /// - `GET /_emulator/stats`: counts (accepted, violations, connections, peak concurrent streams).
-    /// - `POST /_emulator/reset`: clears records, faults and device states.
+    /// - `GET /_emulator/stats`: counts (accepted, violations, connections, peak concurrent streams, and requests per
+    ///   environment: `"requests":{"production":3,"sandbox":1}`).
+    /// - `POST /_emulator/reset`: clears records, faults, device states and registrations.
     /// - `POST /_emulator/faults` with a JSON body `{"serverErrorRate":0,"unavailableRate":0,"throttleRate":0,
     ///   "retryAfterSeconds":1,"latencyMilliseconds":0,"dropConnectionRate":0}`.
     /// - `POST /_emulator/devices/<token>` with `{"state":"unregistered"|"expired"|"bad"|"notForTopic"|"active",
-    ///   "timestamp":<ms>}` or `{"status":400,"reason":"BadCollapseId"}`.
+    ///   "timestamp":<ms>}` or `{"status":400,"reason":"BadCollapseId"}`, and/or `{"environment":"production"|
+    ///   "sandbox"}` to register the environment the token belongs to.
     /// - `POST /_emulator/goaway`, `POST /_emulator/drop`: GOAWAY or drop every connection.
     func admin(method: String, path: String, body: ByteBuffer?) -> (Int, ByteBuffer) {
         let route = path.split(separator: "?").first.map(String.init) ?? path
@@ -202,6 +240,8 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
                 "accepted": .number(Double(acceptedCount)), "violations": .number(Double(violations.count)),
                 "openConnections": .number(Double(openConnections)), "connectionsAccepted": .number(Double(connectionsAccepted)),
                 "peakConcurrentStreams": .number(Double(peakConcurrentStreams)),
+                "requests": .object(
+                    Dictionary(uniqueKeysWithValues: APNsEmulatorEnvironment.allCases.map { ($0.rawValue, .number(Double(requestCount(in: $0)))) })),
             ]
             return (200, ByteBuffer(string: stats.jsonString()))
         case ("POST", "/_emulator/reset"):
@@ -218,6 +258,17 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
             return (200, ByteBuffer(string: "{}"))
         case ("POST", _) where route.hasPrefix("/_emulator/devices/"):
             let token = String(route.dropFirst("/_emulator/devices/".count))
+            var registered: APNsEmulatorEnvironment?
+            if let value = json["environment"] {
+                guard let name = value.stringValue, let environment = APNsEmulatorEnvironment(rawValue: name) else {
+                    return (400, ByteBuffer(string: #"{"error":"environment must be production or sandbox"}"#))
+                }
+                registered = environment
+            }
+            if let registered, json["state"] == nil, json["status"] == nil {
+                registerDevice(token, in: registered)
+                return (200, ByteBuffer(string: "{}"))
+            }
             var date = configuration.clock.now()
             if json["timestamp"] != nil {
                 // Answers carry it as whole milliseconds: a value no answer can hold is refused here.
@@ -239,6 +290,7 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
                 }
                 state = .reply(status: Int(status), reason: reason)
             }
+            if let registered { registerDevice(token, in: registered) }
             setDevice(token, state)
             return (200, ByteBuffer(string: "{}"))
         default:

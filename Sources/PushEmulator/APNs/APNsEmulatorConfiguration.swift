@@ -2,18 +2,56 @@ import AdapterKit
 import Crypto
 import Foundation
 
+/// One of APNs' two environments, as the emulator serves them: each has its own device tokens, and a key can be
+/// restricted to one of them.
+public enum APNsEmulatorEnvironment: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    /// `api.push.apple.com`.
+    case production
+    /// `api.sandbox.push.apple.com`.
+    case sandbox
+
+    public var description: String { rawValue }
+}
+
+/// A signing key the emulator accepts besides the main one (``APNsEmulatorConfiguration/keyID``), possibly
+/// restricted to one environment, as Apple's team-scoped keys can be since February 2025.
+public struct APNsEmulatorKey: Sendable {
+    /// The key id a provider token's `kid` carries.
+    public var keyID: String
+    /// The public half of the key.
+    public var publicKey: P256.Signing.PublicKey
+    /// The environments the key may push to.
+    public var environments: Set<APNsEmulatorEnvironment>
+
+    /// Creates a key, by default valid in both environments.
+    public init(keyID: String, publicKey: P256.Signing.PublicKey, environments: Set<APNsEmulatorEnvironment> = [.production, .sandbox]) {
+        self.keyID = keyID
+        self.publicKey = publicKey
+        self.environments = environments
+    }
+}
+
 /// Settings of the APNs emulator (`emulators: apns:` in `hub.yaml`).
 public struct APNsEmulatorConfiguration: Sendable {
     /// Address to bind.
     public var host: String
-    /// Port to bind; 0 picks a free port.
+    /// Port of the production environment's listener; 0 picks a free port.
     public var port: Int
+    /// Port of a second listener serving the sandbox environment (0 picks a free port); `nil` serves production
+    /// only, as one endpoint.
+    public var sandboxPort: Int?
+    /// The environment of a device token the emulator was not told about (``APNsEmulator/registerDevice(_:in:)``);
+    /// `nil`: such a token belongs to none, and both environments answer `BadDeviceToken`. The default,
+    /// production, makes the single listener take any well-formed token.
+    public var unregisteredTokenEnvironment: APNsEmulatorEnvironment?
     /// The team id a provider token's `iss` must carry.
     public var teamID: String
-    /// The key id a provider token's `kid` must carry.
+    /// The key id of the main key (valid in both environments) a provider token's `kid` may carry.
     public var keyID: String
-    /// The public half of the signing key provider tokens are verified with.
+    /// The public half of the main signing key.
     public var publicKey: P256.Signing.PublicKey
+    /// Further keys provider tokens may be signed with, each possibly restricted to one environment.
+    public var keys: [APNsEmulatorKey]
     /// Bundle ids the emulated apps accept (`apns-topic` without its push-type suffix).
     public var topics: [String]
     /// `SETTINGS_MAX_CONCURRENT_STREAMS` sent when a connection opens (APNs sends 1).
@@ -35,10 +73,15 @@ public struct APNsEmulatorConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 0, teamID: String, keyID: String, publicKey: P256.Signing.PublicKey,
         topics: [String], initialConcurrentStreams: Int = 1, maximumConcurrentStreams: Int = 1000,
         tokenMaximumAge: TimeInterval = 3600, tokenMinimumRefreshInterval: TimeInterval = 1200,
-        recordCapacity: Int = 1_000_000, clock: any WallClock = SystemWallClock()
+        recordCapacity: Int = 1_000_000, sandboxPort: Int? = nil,
+        unregisteredTokenEnvironment: APNsEmulatorEnvironment? = .production, keys: [APNsEmulatorKey] = [],
+        clock: any WallClock = SystemWallClock()
     ) {
         self.host = host
         self.port = port
+        self.sandboxPort = sandboxPort
+        self.unregisteredTokenEnvironment = unregisteredTokenEnvironment
+        self.keys = keys
         self.teamID = teamID
         self.keyID = keyID
         self.publicKey = publicKey
@@ -58,13 +101,19 @@ public struct APNsEmulatorConfiguration: Sendable {
 /// ```yaml
 /// emulators:
 ///   apns:
-///     port: 4443
+///     port: 4443                       # production
+///     sandboxPort: 4447                # optional: a second listener serving the sandbox environment
 ///     teamId: TEAM123456
-///     keyId: KEY1234567
+///     keyId: KEY1234567                # the main key, valid in both environments
+///     keys:                            # optional: keys restricted to one environment (apns-auth-key-<keyId>.p8)
+///       - {keyId: SANDKEY123, environment: sandbox}
+///     unregisteredTokens: production   # environment of tokens not registered through the admin API (or none)
 ///     topics: [com.example.app]
 ///     maximumConcurrentStreams: 1000   # after the first authenticated request (1 before)
 ///     recordCapacity: 1000000          # accepted notifications kept in full (0: only counted)
 /// ```
+///
+/// Each further key's signing key is written to `apns-auth-key-<keyId>.p8` beside the main one.
 public enum APNsEmulatorFactory: PlatformEmulatorFactory {
     public static let name = "apns"
 
@@ -84,26 +133,73 @@ public enum APNsEmulatorFactory: PlatformEmulatorFactory {
         let maximumAge = configuration.seconds("tokenMaximumAgeSeconds", default: 3600, in: 1...86400)
         let refresh = configuration.seconds("tokenMinimumRefreshSeconds", default: 1200, in: 0...86400)
         let capacity = configuration.integer("recordCapacity", default: 1_000_000, in: 0...100_000_000)
+        let sandboxPort = configuration.child("sandboxPort").isPresent
+            ? configuration.integer("sandboxPort", default: 4447, in: 0...65535) : nil
+        if let sandboxPort, sandboxPort != 0, sandboxPort == port {
+            configuration.child("sandboxPort").report("sandboxPort must differ from port (each environment has its own listener)")
+        }
+        let unregistered = configuration.choice("unregisteredTokens", ["production", "sandbox", "none"], default: "production")
+        let keys = extraKeys(configuration, mainKeyID: keyID)
         guard configuration.problems.count == problemsBefore else { return nil }
         let key = try loadOrCreateKey(directory: context.directory)
+        var emulatorKeys: [APNsEmulatorKey] = []
+        for extra in keys {
+            let signingKey = try loadOrCreateKey(directory: context.directory, fileName: keyFileName(keyID: extra.keyID))
+            emulatorKeys.append(APNsEmulatorKey(keyID: extra.keyID, publicKey: signingKey.publicKey, environments: extra.environments))
+        }
         return APNsEmulator(
             configuration: APNsEmulatorConfiguration(
                 host: host, port: port, teamID: teamID, keyID: keyID, publicKey: key.publicKey, topics: topics,
                 initialConcurrentStreams: initial, maximumConcurrentStreams: maximum, tokenMaximumAge: maximumAge,
-                tokenMinimumRefreshInterval: refresh, recordCapacity: capacity),
+                tokenMinimumRefreshInterval: refresh, recordCapacity: capacity, sandboxPort: sandboxPort,
+                unregisteredTokenEnvironment: APNsEmulatorEnvironment(rawValue: unregistered), keys: emulatorKeys),
             tls: context.tls, logger: context.logger)
     }
 
-    /// The signing key, made in memory when `apns-auth-key.p8` is not written yet.
-    public static func pendingFiles(configuration: ConfigurationNode, directory: String) -> [String: Data] {
-        let path = (directory as NSString).appendingPathComponent(keyFileName)
-        guard !FileManager.default.fileExists(atPath: path) else { return [:] }
-        return [path: Data(P256.Signing.PrivateKey().pemRepresentation.utf8)]
+    /// The file a further key's signing key is written to: `apns-auth-key-<keyId>.p8`.
+    public static func keyFileName(keyID: String) -> String { "apns-auth-key-\(keyID).p8" }
+
+    /// The `keys:` list: key ids (letters and digits, unique, not the main key's) and the environments each may push to.
+    static func extraKeys(_ configuration: ConfigurationNode, mainKeyID: String) -> [(keyID: String, environments: Set<APNsEmulatorEnvironment>)] {
+        var keys: [(keyID: String, environments: Set<APNsEmulatorEnvironment>)] = []
+        var seen: Set<String> = [mainKeyID]
+        for entry in configuration.child("keys").elements() {
+            let keyID = entry.string("keyId", required: true)
+            let environment = entry.choice("environment", ["production", "sandbox", "both"], default: "both")
+            entry.rejectUnknownKeys()
+            guard let keyID else { continue }
+            guard !keyID.isEmpty, keyID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                entry.child("keyId").report("keyId must be letters and digits (it names the key file apns-auth-key-<keyId>.p8)")
+                continue
+            }
+            guard seen.insert(keyID).inserted else {
+                entry.child("keyId").report("key \(keyID) is listed twice (or is the main keyId)")
+                continue
+            }
+            let environments: Set<APNsEmulatorEnvironment> =
+                APNsEmulatorEnvironment(rawValue: environment).map { [$0] } ?? [.production, .sandbox]
+            keys.append((keyID, environments))
+        }
+        return keys
     }
 
-    /// Reads `<directory>/apns-auth-key.p8`, or generates a P-256 key and writes it there (mode 0600).
-    public static func loadOrCreateKey(directory: String) throws -> P256.Signing.PrivateKey {
-        let path = (directory as NSString).appendingPathComponent(keyFileName)
+    /// The signing keys, made in memory when their files are not written yet.
+    public static func pendingFiles(configuration: ConfigurationNode, directory: String) -> [String: Data] {
+        var files: [String: Data] = [:]
+        let keyID = configuration.string("keyId", default: "KEY1234567")
+        let names = [keyFileName] + extraKeys(configuration, mainKeyID: keyID).map { keyFileName(keyID: $0.keyID) }
+        for name in names {
+            let path = (directory as NSString).appendingPathComponent(name)
+            guard !FileManager.default.fileExists(atPath: path) else { continue }
+            files[path] = Data(P256.Signing.PrivateKey().pemRepresentation.utf8)
+        }
+        return files
+    }
+
+    /// Reads `<directory>/<fileName>` (the main key's `apns-auth-key.p8` by default), or generates a P-256 key and
+    /// writes it there (mode 0600).
+    public static func loadOrCreateKey(directory: String, fileName: String = keyFileName) throws -> P256.Signing.PrivateKey {
+        let path = (directory as NSString).appendingPathComponent(fileName)
         if let data = FileManager.default.contents(atPath: path) {
             return try P256.Signing.PrivateKey(pemRepresentation: String(decoding: data, as: UTF8.self))
         }

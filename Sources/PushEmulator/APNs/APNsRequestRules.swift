@@ -19,6 +19,8 @@ public struct APNsReceivedNotification: Sendable, Hashable, Codable {
     public var payload: String
     /// When it was accepted, by the emulator's clock.
     public var receivedAt: Date
+    /// The environment whose listener accepted it.
+    public var environment: APNsEmulatorEnvironment = .production
 }
 
 /// What the emulator knows about a device token; tokens it was told nothing about are active.
@@ -52,6 +54,8 @@ struct APNsConnectionTokenState {
     var token: String?
     var issuedAt: Date = .distantPast
     var changedAt: Date?
+    /// The key id of the first push's token: APNs ties the connection to it.
+    var keyID: String?
     var authenticated = false
     var lastValidPayload: (payload: ByteBuffer, background: Bool)?
 }
@@ -70,27 +74,75 @@ final class APNsRequestRules: Sendable {
     let configuration: APNsEmulatorConfiguration
     let recorder: EmulatorRecorder<APNsReceivedNotification>
     private let devices = Mutex<[String: (state: APNsDeviceState, remaining: Int?)]>([:])
+    /// The environment of each device token registered through the admin API, by lowercased token.
+    private let tokenEnvironments = Mutex<[String: APNsEmulatorEnvironment]>([:])
+    /// Whether any token was ever registered since the last clear: without, requests take no lock to learn it.
+    private let anyRegistered = Atomic<Bool>(false)
+    private let productionRequests = Atomic<Int>(0)
+    private let sandboxRequests = Atomic<Int>(0)
     private let revokedBefore = Mutex<Date?>(nil)
     private let topics: Set<String>
+    /// Every key a provider token may be signed with, by key id: the main one (both environments) and the others.
+    private let keys: [String: APNsEmulatorKey]
 
     init(configuration: APNsEmulatorConfiguration) {
         self.configuration = configuration
         self.recorder = EmulatorRecorder(capacity: configuration.recordCapacity)
         self.topics = Set(configuration.topics)
+        var keys = Dictionary(configuration.keys.map { ($0.keyID, $0) }, uniquingKeysWith: { first, _ in first })
+        keys[configuration.keyID] = APNsEmulatorKey(keyID: configuration.keyID, publicKey: configuration.publicKey)
+        self.keys = keys
+    }
+
+    /// Registers the environment a device token belongs to (`nil`: forget it).
+    func registerDevice(_ token: String, in environment: APNsEmulatorEnvironment?) {
+        tokenEnvironments.withLock { $0[token.lowercased()] = environment }
+        anyRegistered.store(true, ordering: .releasing)
+    }
+
+    /// The environment a device token belongs to: the registered one, else the configured default for tokens the
+    /// emulator was not told about.
+    func environment(of token: String) -> APNsEmulatorEnvironment? {
+        guard anyRegistered.load(ordering: .acquiring) else { return configuration.unregisteredTokenEnvironment }
+        return tokenEnvironments.withLock { $0[token.lowercased()] } ?? configuration.unregisteredTokenEnvironment
+    }
+
+    /// Counts a request to an environment's listener (admin requests are not counted).
+    func countRequest(in environment: APNsEmulatorEnvironment) {
+        if environment == .production {
+            productionRequests.add(1, ordering: .relaxed)
+        } else {
+            sandboxRequests.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// Requests answered by an environment's listener so far.
+    func requests(in environment: APNsEmulatorEnvironment) -> Int {
+        environment == .production ? productionRequests.load(ordering: .relaxed) : sandboxRequests.load(ordering: .relaxed)
+    }
+
+    func clearCounts() {
+        productionRequests.store(0, ordering: .relaxed)
+        sandboxRequests.store(0, ordering: .relaxed)
     }
 
     func setDevice(_ token: String, _ state: APNsDeviceState?, times: Int? = nil) {
         devices.withLock { $0[token.lowercased()] = state.map { ($0, times) } }
     }
 
-    func clearDevices() { devices.withLock { $0.removeAll() } }
+    func clearDevices() {
+        devices.withLock { $0.removeAll() }
+        tokenEnvironments.withLock { $0.removeAll() }
+        anyRegistered.store(false, ordering: .releasing)
+    }
 
     /// Tokens issued at or before `date` are answered `ExpiredProviderToken`.
     func expireProviderTokens(issuedAtOrBefore date: Date) { revokedBefore.withLock { $0 = date } }
 
-    /// Checks one request; `token` is the connection's provider-token state.
+    /// Checks one request to `environment`'s listener; `token` is the connection's provider-token state.
     func answer(
-        method: String?, path: String?, headers: HPACKHeaders, body: ByteBuffer?, token: inout APNsConnectionTokenState
+        method: String?, path: String?, headers: HPACKHeaders, body: ByteBuffer?, token: inout APNsConnectionTokenState,
+        environment: APNsEmulatorEnvironment = .production
     ) -> APNsAnswer {
         var seen = Set<String>()
         for (name, _, _) in headers where !name.hasPrefix(":") {
@@ -110,11 +162,26 @@ final class APNsRequestRules: Sendable {
         let jwt = String(authorization.dropFirst(7))
         let now = configuration.clock.now()
         if jwt != token.token {
-            guard let issuedAt = verify(jwt) else {
+            guard let (issuedAt, key) = verify(jwt) else {
                 return violation(.error(403, "InvalidProviderToken"), "provider token signature, kid, iss or alg invalid")
             }
             if issuedAt > now + 60 {
                 return violation(.error(403, "InvalidProviderToken"), "provider token iat is in the future")
+            }
+            // Apple, "Establishing a token-based connection to APNs": team-scoped keys are restricted to the sandbox
+            // or the production environment, and "Handling notification responses from APNs" answers 403
+            // BadEnvironmentKeyIdInToken when "the key ID in the provider token doesn't match the environment".
+            guard key.environments.contains(environment) else {
+                return violation(
+                    .error(403, "BadEnvironmentKeyIdInToken"),
+                    "key \(key.keyID) is restricted to \(key.environments.map(\.rawValue).sorted().joined(separator: ", ")), used for \(environment)")
+            }
+            // The same article: the first push ties a connection to its key; a later token signed with an unrelated
+            // key is answered 403 UnrelatedKeyIdInToken ("the key ID in the provider token isn't related to the key
+            // ID of the token used in the first push of this connection").
+            if let first = token.keyID, first != key.keyID {
+                return violation(
+                    .error(403, "UnrelatedKeyIdInToken"), "key \(key.keyID) on a connection first used with key \(first)")
             }
             if token.token != nil, let changedAt = token.changedAt,
                 now.timeIntervalSince(changedAt) < configuration.tokenMinimumRefreshInterval
@@ -124,6 +191,7 @@ final class APNsRequestRules: Sendable {
             token.changedAt = now
             token.token = jwt
             token.issuedAt = issuedAt
+            token.keyID = key.keyID
         }
         if now.timeIntervalSince(token.issuedAt) > configuration.tokenMaximumAge
             || (revokedBefore.withLock { $0 }.map { token.issuedAt <= $0 } ?? false)
@@ -131,18 +199,23 @@ final class APNsRequestRules: Sendable {
             return violation(.error(403, "ExpiredProviderToken"), "provider token older than allowed")
         }
         token.authenticated = true
-        let answer = checkRequest(deviceToken: deviceToken, headers: headers, body: body, jwt: jwt, now: now, token: &token)
+        let answer = checkRequest(
+            deviceToken: deviceToken, headers: headers, body: body, jwt: jwt, now: now, token: &token, environment: environment)
         return answer
     }
 
     private func checkRequest(
         deviceToken: String, headers: HPACKHeaders, body: ByteBuffer?, jwt: String, now: Date,
-        token: inout APNsConnectionTokenState
+        token: inout APNsConnectionTokenState, environment: APNsEmulatorEnvironment
     ) -> APNsAnswer {
         if deviceToken.isEmpty { return violation(.error(400, "MissingDeviceToken"), "no device token") }
         guard deviceToken.count % 2 == 0, deviceToken.count >= 32, deviceToken.count <= 400,
             deviceToken.utf8.allSatisfy({ $0.isHexDigit })
         else { return violation(.error(400, "BadDeviceToken"), "malformed device token") }
+        // A device token belongs to one environment: Apple's table answers 400 BadDeviceToken with "verify that the
+        // request contains a valid token and that the token matches the environment". Not a broken rule: a hub
+        // serving both environments learns a token's environment this way.
+        guard self.environment(of: deviceToken) == environment else { return .error(400, "BadDeviceToken") }
 
         var apnsID = headers.first(name: "apns-id")
         if let id = apnsID, UUID(uuidString: id) == nil || id.count != 36 {
@@ -236,7 +309,7 @@ final class APNsRequestRules: Sendable {
             recorder.accept(
                 APNsReceivedNotification(
                     deviceToken: deviceToken, apnsID: apnsID!, headers: recorded, providerToken: jwt,
-                    payload: String(buffer: body), receivedAt: now))
+                    payload: String(buffer: body), receivedAt: now, environment: environment))
         } else {
             recorder.accept(Self.unrecorded)
         }
@@ -264,20 +337,21 @@ final class APNsRequestRules: Sendable {
         return answer
     }
 
-    /// Verifies an ES256 provider token's signature, `alg`, `kid` and `iss`; returns its `iat`.
-    func verify(_ jwt: String) -> Date? {
+    /// Verifies an ES256 provider token's signature, `alg`, `kid` (one of the keys) and `iss`; returns its `iat` and
+    /// the key that signed it.
+    func verify(_ jwt: String) -> (issuedAt: Date, key: APNsEmulatorKey)? {
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
             let signatureData = Base64URL.decode(parts[2]),
             let header = (try? JSONValue(parsing: headerData))?.objectValue,
             let claims = (try? JSONValue(parsing: claimsData))?.objectValue,
-            header["alg"] == .string("ES256"), header["kid"] == .string(configuration.keyID),
+            header["alg"] == .string("ES256"), let kid = header["kid"]?.stringValue, let key = keys[kid],
             claims["iss"] == .string(configuration.teamID), case .number(let iat)? = claims["iat"],
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData)
         else { return nil }
         let signed = Data(jwt.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
-        guard configuration.publicKey.isValidSignature(signature, for: signed) else { return nil }
-        return Date(timeIntervalSince1970: iat)
+        guard key.publicKey.isValidSignature(signature, for: signed) else { return nil }
+        return (Date(timeIntervalSince1970: iat), key)
     }
 }
 

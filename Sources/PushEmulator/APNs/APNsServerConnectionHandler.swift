@@ -26,6 +26,8 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
     }
 
     private let emulator: APNsEmulator
+    /// The environment this connection's listener serves.
+    private let environment: APNsEmulatorEnvironment
     private var streams: [HTTP2StreamID: Stream] = [:]
     private var token = APNsConnectionTokenState()
     private var raised = false
@@ -53,8 +55,9 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
         var streamID: HTTP2StreamID
     }
 
-    init(emulator: APNsEmulator) {
+    init(emulator: APNsEmulator, environment: APNsEmulatorEnvironment = .production) {
         self.emulator = emulator
+        self.environment = environment
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -152,6 +155,7 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
             write(Reply(status: status, json: body), streamID: streamID, context: context)
             return
         }
+        emulator.rules.countRequest(in: environment)
         if let raw = emulator.rules.recorder.faults.answer {
             if raw.status < 200 {
                 context.close(promise: nil)
@@ -160,7 +164,8 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
             }
             return
         }
-        let answer = emulator.rules.answer(method: method, path: path, headers: stream.headers, body: stream.body, token: &token)
+        let answer = emulator.rules.answer(
+            method: method, path: path, headers: stream.headers, body: stream.body, token: &token, environment: environment)
         if answer.dropConnection {
             context.close(promise: nil)
             return
