@@ -398,6 +398,8 @@ let package = Package(
             name: "APNsTests",
             dependencies: [
                 "APNs", "PushEmulator", "NotificationHub", "HubTestSupport",
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),

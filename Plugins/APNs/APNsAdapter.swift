@@ -265,7 +265,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             case .failure(let failure): results[index] = failure.result
             }
         }
-        let answers = await exchange(batches, context: context)
+        let answers = await exchange(batches, of: deliveries, context: context)
         let now = context.clock.now()
         guard servesBoth else {
             for (position, index) in batches[0].indices.enumerated() {
@@ -299,7 +299,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             }
         }
         if retries.contains(where: { !$0.indices.isEmpty }) {
-            let retried = await exchange(retries, context: context)
+            let retried = await exchange(retries, of: deliveries, context: context)
             var forgotten: [UInt64] = []
             for route in routes.indices {
                 let first = 1 - route
@@ -354,26 +354,50 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
 
     /// Sends each environment's requests over its own connections (both environments at once); one answer per
     /// request, in order.
-    private func exchange(_ batches: [APNsRouteBatch], context: DeliveryContext) async -> [[APNsResponse]] {
+    private func exchange(
+        _ batches: [APNsRouteBatch], of deliveries: [Delivery], context: DeliveryContext
+    ) async -> [[APNsResponse]] {
+        func send(_ route: Int) async -> [APNsResponse] {
+            await self.send(batches[route], of: deliveries, on: routes[route], context: context)
+        }
         if routes.count == 1 || batches[1].requests.isEmpty {
-            let first = await send(batches[0].requests, on: routes[0], context: context)
+            let first = await send(0)
             return routes.count == 1 ? [first] : [first, []]
         }
-        if batches[0].requests.isEmpty { return [[], await send(batches[1].requests, on: routes[1], context: context)] }
-        async let second = send(batches[1].requests, on: routes[1], context: context)
-        let first = await send(batches[0].requests, on: routes[0], context: context)
+        if batches[0].requests.isEmpty { return [[], await send(1)] }
+        async let second = send(1)
+        let first = await send(0)
         return [first, await second]
     }
 
     /// Sends to one environment; on `ExpiredProviderToken` mints its token once more and retries those requests.
-    private func send(_ requests: [APNsRequest], on route: APNsRoute, context: DeliveryContext) async -> [APNsResponse] {
+    /// The requests, sent together on HTTP/2 streams, are recorded as spans from their common start when the batch
+    /// is traced (``PlatformTracing``).
+    private func send(
+        _ batch: APNsRouteBatch, of deliveries: [Delivery], on route: APNsRoute, context: DeliveryContext
+    ) async -> [APNsResponse] {
+        let requests = batch.requests
         guard !requests.isEmpty else { return [] }
+        let started = PlatformTracing.startOfRequests()
         var responses = await send(requests, via: route.pool, context: context)
         let expired = responses.indices.filter { responses[$0].status == 403 && responses[$0].reason == "ExpiredProviderToken" }
+        var renewedIndices: Set<Int> = []
         if !expired.isEmpty, let rejected = Self.jwt(of: requests[expired[0]]), let renewed = try? route.providerToken.renew(replacing: rejected) {
             context.logger.info("APNs provider token expired; renewed it", metadata: ["push.platform": "apns"])
             let retried = await send(expired.map { withAuthorization(requests[$0], jwt: renewed) }, via: route.pool, context: context)
             for (position, index) in expired.enumerated() { responses[index] = retried[position] }
+            renewedIndices = Set(expired)
+        }
+        if started != nil {
+            let now = context.clock.now()
+            PlatformTracing.record(
+                startedAt: started,
+                responses.indices.map { position in
+                    let request = PlatformTracing.Request(
+                        retry: deliveries[batch.indices[position]].attempt - 1, status: responses[position].status == 0 ? nil : responses[position].status,
+                        renewedToken: renewedIndices.contains(position))
+                    return (request, APNsOutcomeMapping.result(for: responses[position], key: route.key, now: now))
+                })
         }
         return responses
     }

@@ -50,6 +50,14 @@ public struct PlatformTracing: Sendable {
 
     /// What an adapter tells about one platform request while making it.
     public struct Request: Sendable {
+        /// Describes a request (for ``record(startedAt:_:)``).
+        public init(retry: Int, deliveries: Int = 1, status: Int? = nil, renewedToken: Bool = false) {
+            self.retry = retry
+            self.deliveries = deliveries
+            self.status = status
+            self.renewedToken = renewedToken
+        }
+
         /// The retry number of the deliveries it carries (0 at the first attempt).
         public var retry: Int
         /// Deliveries the request carries (platforms that take many tokens in one request).
@@ -74,15 +82,35 @@ public struct PlatformTracing: Sendable {
         retry: Int = 0, deliveries: Int, _ body: (inout Request) async -> Result, outcome: (Result) -> DeliveryResult
     ) async -> Result {
         var request = Request(retry: retry, deliveries: deliveries)
-        guard let tracing = current, let budget = tracing.budget else { return await body(&request) }
+        guard let tracing = current, tracing.budget != nil else { return await body(&request) }
         let parent = ServiceContext.current ?? .topLevel
         let start = DefaultTracerClock.now
         let result = await body(&request)
-        let decisive = outcome(result)
+        tracing.record(request, outcome(result), parent: parent, start: start)
+        return result
+    }
+
+    /// When requests a multiplexed connection carries together start, if this batch records requests: pass it to
+    /// ``record(startedAt:_:)`` once they are answered.
+    public static func startOfRequests() -> DefaultTracerClock.Instant? {
+        current?.budget == nil ? nil : DefaultTracerClock.now
+    }
+
+    /// Records requests sent together on one connection (HTTP/2 streams in flight at once), each from `start` to
+    /// now, within the batch's budget: for adapters that send a batch as one exchange (APNs).
+    public static func record(startedAt start: DefaultTracerClock.Instant?, _ requests: [(Request, DeliveryResult)]) {
+        guard let start, let tracing = current else { return }
+        let parent = ServiceContext.current ?? .topLevel
+        for (request, result) in requests { tracing.record(request, result, parent: parent, start: start) }
+    }
+
+    /// Makes the span of one request if the budget allows.
+    private func record(_ request: Request, _ decisive: DeliveryResult, parent: ServiceContext, start: DefaultTracerClock.Instant) {
+        guard let budget else { return }
         let failed = decisive.outcome != .success
-        guard budget.admit(notable: failed || request.retry > 0 || request.renewedToken) else { return result }
-        let span = tracing.tracer.startSpan("platform.request", context: parent, ofKind: .client, at: start)
-        span.attributes["push.platform"] = tracing.platform
+        guard budget.admit(notable: failed || request.retry > 0 || request.renewedToken) else { return }
+        let span = tracer.startSpan("platform.request", context: parent, ofKind: .client, at: start)
+        span.attributes["push.platform"] = platform
         span.attributes["request.retry"] = request.retry
         span.attributes["request.deliveries"] = request.deliveries
         if let status = request.status { span.attributes["http.response.status_code"] = status }
@@ -91,7 +119,6 @@ public struct PlatformTracing: Sendable {
         if let reason = decisive.reason { span.attributes["push.reason"] = reason }
         if failed { span.setStatus(SpanStatus(code: .error, message: decisive.reason ?? decisive.outcome.name)) }
         span.end()
-        return result
     }
 
     /// Runs a token fetch (`body`) in a `platform.token` span when the hub traces.
