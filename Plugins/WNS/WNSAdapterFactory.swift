@@ -107,17 +107,16 @@ public enum WNSAdapterFactory: PlatformAdapterFactory {
                 if case .entra = authority {
                     configuration.report(
                         "missing the Entra app's credential: give clientSecret, or certificate: {file: cert.pem, privateKey: {file: key.pem}}")
-                } else {
-                    configuration.report("missing required secret 'clientSecret'; give a value, ${ENV_VAR} or {file: path}")
+                    return (nil, nil)
                 }
-                return (nil, nil)
+                return (configuration.secret("clientSecret"), nil)
             }
             return (configuration.secret("clientSecret"), nil)
         }
         guard case .entra = authority else {
             certificateNode.report(
                 "certificate is read only with authority: entra; a Live (Partner Center) app authenticates with its client secret")
-            return (secretNode.isPresent ? configuration.secret("clientSecret") : nil, nil)
+            return (nil, nil)
         }
         if secretNode.isPresent {
             secretNode.report("give either clientSecret or certificate, not both; remove one")

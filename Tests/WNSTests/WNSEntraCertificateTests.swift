@@ -5,9 +5,11 @@ import Foundation
 import HubTestSupport
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 import NotificationHub
 import PushEmulator
+import SwiftASN1
 import Testing
 import WNS
 import X509
@@ -337,12 +339,12 @@ struct TestCertificate: Sendable {
             #expect(try await Self.post(hs256, to: emulator) == (401, "AADSTS700027"))
             // iss / sub other than the client id.
             var claims = Self.claims(emulator)
-            claims["sub"] = "someone-else"
+            claims["sub"] = .string("someone-else")
             let wrongSubject = try TestCertificate.assertion(header: header, claims: claims, key: registered.key)
             #expect(try await Self.post(wrongSubject, to: emulator) == (401, "AADSTS700021"))
             // Another audience.
             claims = Self.claims(emulator)
-            claims["aud"] = "https://login.microsoftonline.com/\(Self.tenantID)/oauth2/v2.0/token"
+            claims["aud"] = .string("https://login.microsoftonline.com/\(Self.tenantID)/oauth2/v2.0/token")
             let wrongAudience = try TestCertificate.assertion(header: header, claims: claims, key: registered.key)
             #expect(try await Self.post(wrongAudience, to: emulator) == (401, "AADSTS700023"))
             // Expired, and without exp.
@@ -364,7 +366,7 @@ struct TestCertificate: Sendable {
             #expect(!emulator.recorder.violations.contains { $0.contains("5-10 minutes") })
             claims = Self.claims(emulator)
             claims["exp"] = .number(Double(Int(Date().timeIntervalSince1970)) + 7200)
-            claims["jti"] = "reused-id"
+            claims["jti"] = .string("reused-id")
             let long = try TestCertificate.assertion(header: header, claims: claims, key: registered.key)
             #expect(try await Self.post(long, to: emulator) == (200, nil))
             #expect(try await Self.post(long, to: emulator) == (200, nil))
@@ -402,7 +404,7 @@ struct TestCertificate: Sendable {
     /// Every problem and warning, checked to hold no key material.
     static func messages(_ root: ConfigurationNode) -> [String] {
         let all = (root.problems + root.warnings).map(\.description)
-        for message in all { #expect(!message.contains(keyLine) && !message.contains("BEGIN")) }
+        for message in all { #expect(!message.contains(keyLine) && !message.contains("-----BEGIN")) }
         return all
     }
 
@@ -432,6 +434,7 @@ struct TestCertificate: Sendable {
             "cert.pem": certificate.certificatePEM, "key.pem": certificate.keyPEM,
             "other-key.pem": TestCertificate.unregistered.keyPEM,
             "ec-key.pem": P256.Signing.PrivateKey().pemRepresentation, "garbage.pem": "hello",
+            "bad-cert.pem": "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
             "expired.pem": try TestCertificate(key: TestCertificate.keyA, validFrom: Date() - 86400, validUntil: Date() - 3600)
                 .certificatePEM,
             "soon.pem": try TestCertificate(key: TestCertificate.keyA, validUntil: Date() + 5 * 86400).certificatePEM,
@@ -441,11 +444,12 @@ struct TestCertificate: Sendable {
             ("  clientSecret: s\n  certificate: {file: cert.pem, privateKey: {file: key.pem}}\n", "entra", "not both"),
             ("", "entra", "give clientSecret, or certificate"),
             ("  certificate: {file: missing.pem, privateKey: {file: key.pem}}\n", "entra", "cannot read the certificate file"),
-            ("  certificate: {file: garbage.pem, privateKey: {file: key.pem}}\n", "entra", "not PEM"),
+            ("  certificate: {file: garbage.pem, privateKey: {file: key.pem}}\n", "entra", "holds no BEGIN CERTIFICATE block"),
+            ("  certificate: {file: bad-cert.pem, privateKey: {file: key.pem}}\n", "entra", "is not an X.509 certificate"),
             ("  certificate: {file: cert.pem, privateKey: {file: garbage.pem}}\n", "entra", "holds no PEM private key"),
             ("  certificate: {file: cert.pem}\n", "entra", "holds no private key"),
             ("  certificate: {file: cert.pem, privateKey: {file: other-key.pem}}\n", "entra", "does not match the certificate"),
-            ("  certificate: {file: cert.pem, privateKey: {file: ec-key.pem}}\n", "entra", "signed with RSA"),
+            ("  certificate: {file: cert.pem, privateKey: {file: ec-key.pem}}\n", "entra", "not an RSA private key"),
             ("  certificate: {file: expired.pem, privateKey: {file: key.pem}}\n", "entra", "expired on"),
             ("  certificate: cert.pem\n", "entra", "certificate is a mapping"),
             ("  certificate: {file: cert.pem, privateKey: {file: missing-key.pem}}\n", "entra", "cannot read secret file"),

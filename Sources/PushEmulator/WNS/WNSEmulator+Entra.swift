@@ -1,7 +1,9 @@
 import AdapterKit
 import Crypto
 import Foundation
+import NIOHTTP1
 import SwiftASN1
+import Synchronization
 import X509
 import _CryptoExtras
 
