@@ -11,7 +11,8 @@ import Synchronization
 /// Delivers `windows` notifications (raw, toast, tile, badge) to WNS channel URIs.
 ///
 /// Authentication uses OAuth client credentials from the configured ``WNSAuthority``: Live (package SID and client
-/// secret) or Microsoft Entra ID (application id and client secret; raw and toast only); the access token is cached until
+/// secret) or Microsoft Entra ID (application id and a client secret or a certificate credential, see
+/// ``WNSClientCertificate``; raw and toast only); the access token is cached until
 /// shortly before it expires and renewed once when WNS answers 401. Requests go over HTTP/1.1 through one
 /// connection pool (``WNSSettings/maximumConnections`` per host) with at most
 /// ``WNSSettings/maximumConcurrentRequests`` in flight.
@@ -65,7 +66,8 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         self.allowedHosts = Set(configuration.allowedChannelHosts.map { $0.lowercased() })
         self.tokens = TokenCache(clock: clock) {
             do {
-                let token = try await Self.requestToken(client: try client.client(), configuration: configuration)
+                let token = try await Self.requestToken(
+                    client: try client.client(), configuration: configuration, now: clock.now())
                 logger.debug(
                     "obtained a WNS access token", metadata: ["wns.expiresIn": "\(token.lifetime.components.seconds)"])
                 // Renew a tenth of the lifetime (at most five minutes) before WNS would reject the token.
@@ -340,20 +342,29 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
 
     private struct TokenErrorResponse: Decodable {
         var error: String?
-        var error_description: String?
+        /// Entra's `AADSTS` numbers (e.g. 700027: the assertion's signature failed); never secret.
+        var error_codes: [Int]?
     }
 
-    /// Requests a token with the client-credentials grant.
-    static func requestToken(client: HTTPClient, configuration: WNSSettings) async throws -> WNSAccessToken {
+    /// Requests a token with the client-credentials grant; a certificate credential's assertion is issued at `now`.
+    static func requestToken(
+        client: HTTPClient, configuration: WNSSettings, now: Date = Date()
+    ) async throws -> WNSAccessToken {
         var request = HTTPClientRequest(url: configuration.tokenEndpoint)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        let form = [
-            ("grant_type", "client_credentials"),
-            ("client_id", configuration.packageSID),
-            ("client_secret", configuration.clientSecret),
-            ("scope", configuration.authority.scope),
-        ].map { "\($0.0)=\(formEncode($0.1))" }.joined(separator: "&")
+        var fields = [("grant_type", "client_credentials"), ("client_id", configuration.packageSID)]
+        if let certificate = configuration.certificate {
+            // A certificate credential: a new assertion for every token request, its `aud` the endpoint asked.
+            let assertion = try certificate.assertion(
+                clientID: configuration.packageSID, audience: configuration.tokenEndpoint, now: now)
+            fields.append(("client_assertion_type", WNSClientCertificate.assertionType))
+            fields.append(("client_assertion", assertion))
+        } else {
+            fields.append(("client_secret", configuration.clientSecret))
+        }
+        fields.append(("scope", configuration.authority.scope))
+        let form = fields.map { "\($0.0)=\(formEncode($0.1))" }.joined(separator: "&")
         request.body = .bytes(ByteBuffer(string: form))
         let response: HTTPClientResponse
         let body: ByteBuffer
@@ -367,7 +378,8 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         let status = Int(response.status.code)
         guard status == 200 else {
             let detail = try? JSONDecoder().decode(TokenErrorResponse.self, from: Data(body.readableBytesView))
-            let reason = "token endpoint answered \(status)" + (detail?.error.map { ": \($0.prefix(60))" } ?? "")
+            var reason = "token endpoint answered \(status)" + (detail?.error.map { ": \($0.prefix(60))" } ?? "")
+            if let code = detail?.error_codes?.first { reason += " (AADSTS\(code))" }
             let retryAfter = RetryAfter.parse(response.headers.first(name: "Retry-After"))
             throw WNSError(
                 status >= 500 || status == 429 ? .tokenEndpointUnavailable : .tokenRejected, reason, retryAfter: retryAfter)

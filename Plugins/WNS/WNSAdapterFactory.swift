@@ -22,6 +22,14 @@ import NIOSSL
 ///     clientId: 3f0b7c7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b
 ///     clientSecret: {env: WNS_ENTRA_SECRET}
 ///     # tokenEndpoint: default https://login.microsoftonline.com/{tenantId}/oauth2/v2.0/token
+///
+///   - type: wns                                             # the same, with a certificate credential instead
+///     authority: entra
+///     tenantId: 72f988bf-86f1-41af-91ab-2d7cd011db47
+///     clientId: 3f0b7c7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b
+///     certificate:
+///       file: keys/wns-entra.pem                            # the certificate uploaded to the app registration
+///       privateKey: {file: keys/wns-entra-key.pem}          # RSA; left out when file holds both
 /// ```
 public enum WNSAdapterFactory: PlatformAdapterFactory {
     /// `wns`.
@@ -54,7 +62,7 @@ public enum WNSAdapterFactory: PlatformAdapterFactory {
             }
             authority = .live
         }
-        let clientSecret = configuration.secret("clientSecret")
+        let (clientSecret, certificate) = credential(configuration, authority: authority)
         let defaultEndpoint: String
         if case .entra(let tenant) = authority {
             defaultEndpoint = WNSAuthority.entraTokenEndpoint(tenantID: tenant)
@@ -74,13 +82,84 @@ public enum WNSAdapterFactory: PlatformAdapterFactory {
         let maximumConnections = configuration.integer("maximumConnections", default: 1000, in: 1...10_000)
         let maximumConcurrentRequests = configuration.integer("maximumConcurrentRequests", default: 1000, in: 1...100_000)
         let timeout = configuration.seconds("requestTimeoutSeconds", default: 30, in: 0.1...600)
-        guard let clientID, let clientSecret else { return nil }
+        guard let clientID, clientSecret != nil || certificate != nil else { return nil }
         if case .entra(let tenant) = authority, !WNSAuthority.isValidTenantID(tenant) { return nil }
         return WNSSettings(
-            packageSID: clientID, clientSecret: clientSecret, tokenEndpoint: tokenEndpoint,
+            packageSID: clientID, clientSecret: clientSecret ?? "", tokenEndpoint: tokenEndpoint,
             additionalTrustRoots: trustRoots, allowedChannelHosts: allowedHosts,
             maximumConnections: maximumConnections, maximumConcurrentRequests: maximumConcurrentRequests,
-            requestTimeout: .milliseconds(Int64(timeout * 1000)), authority: authority)
+            requestTimeout: .milliseconds(Int64(timeout * 1000)), authority: authority, certificate: certificate)
+    }
+
+    /// How long before a certificate credential expires validation starts warning.
+    static let certificateExpiryWarning: TimeInterval = 30 * 86400
+
+    /// Reads the credential: `clientSecret`, or (Entra only) `certificate: {file: cert.pem, privateKey: {file: key.pem}}`;
+    /// exactly one. An expired certificate is a problem (Entra refuses its assertions); one expiring within 30 days or
+    /// not yet valid is a warning. Problems never quote the secret or the key.
+    static func credential(
+        _ configuration: ConfigurationNode, authority: WNSAuthority, now: Date = Date()
+    ) -> (String?, WNSClientCertificate?) {
+        let secretNode = configuration.child("clientSecret")
+        let certificateNode = configuration.child("certificate")
+        guard certificateNode.isPresent else {
+            guard secretNode.isPresent else {
+                if case .entra = authority {
+                    configuration.report(
+                        "missing the Entra app's credential: give clientSecret, or certificate: {file: cert.pem, privateKey: {file: key.pem}}")
+                    return (nil, nil)
+                }
+                return (configuration.secret("clientSecret"), nil)
+            }
+            return (configuration.secret("clientSecret"), nil)
+        }
+        guard case .entra = authority else {
+            certificateNode.report(
+                "certificate is read only with authority: entra; a Live (Partner Center) app authenticates with its client secret")
+            return (nil, nil)
+        }
+        if secretNode.isPresent {
+            secretNode.report("give either clientSecret or certificate, not both; remove one")
+            return (nil, nil)
+        }
+        guard certificateNode.isMapping else {
+            certificateNode.report(
+                "certificate is a mapping: {file: cert.pem, privateKey: {file: key.pem}} (privateKey may be left out when the PEM file holds both)")
+            return (nil, nil)
+        }
+        let path = certificateNode.string("file", required: true)
+        let keyPEM = certificateNode.secret("privateKey", required: false)
+        let keyProblem = certificateNode.child("privateKey").isPresent && keyPEM == nil
+        certificateNode.rejectUnknownKeys()
+        guard let path, !keyProblem else { return (nil, nil) }
+        let resolved = certificateNode.resolvePath(path)
+        guard let data = certificateNode.readFile(path) else {
+            certificateNode.child("file").report("cannot read the certificate file '\(resolved)'")
+            return (nil, nil)
+        }
+        let certificate: WNSClientCertificate
+        do {
+            certificate = try WNSClientCertificate(
+                certificatePEM: String(decoding: data, as: UTF8.self), privateKeyPEM: keyPEM)
+        } catch {
+            certificateNode.report("'\(resolved)': \(error.message)")
+            return (nil, nil)
+        }
+        let formatter = ISO8601DateFormatter()
+        if certificate.notValidAfter <= now {
+            certificateNode.report(
+                "the certificate '\(resolved)' (thumbprint \(certificate.thumbprintSHA1Hex)) expired on \(formatter.string(from: certificate.notValidAfter)); Entra refuses assertions signed with it: upload a new certificate to the app registration and point certificate at it")
+            return (nil, nil)
+        }
+        if certificate.notValidAfter.timeIntervalSince(now) < certificateExpiryWarning {
+            certificateNode.warn(
+                "the certificate '\(resolved)' (thumbprint \(certificate.thumbprintSHA1Hex)) expires on \(formatter.string(from: certificate.notValidAfter)); upload its successor to the app registration before then")
+        }
+        if certificate.notValidBefore > now {
+            certificateNode.warn(
+                "the certificate '\(resolved)' is not valid before \(formatter.string(from: certificate.notValidBefore))")
+        }
+        return (nil, certificate)
     }
 
     /// Makes the adapter (not started).
@@ -96,6 +175,6 @@ extension WNSSettings: Equatable {
             && lhs.additionalTrustRoots == rhs.additionalTrustRoots && lhs.allowedChannelHosts == rhs.allowedChannelHosts
             && lhs.maximumConnections == rhs.maximumConnections
             && lhs.maximumConcurrentRequests == rhs.maximumConcurrentRequests && lhs.requestTimeout == rhs.requestTimeout
-            && lhs.authority == rhs.authority
+            && lhs.authority == rhs.authority && lhs.certificate == rhs.certificate
     }
 }

@@ -7,8 +7,11 @@ public struct WNSError: Error, Hashable, Sendable, CustomStringConvertible {
         let rawValue: String
         public var description: String { rawValue }
 
-        /// The token endpoint refused the package SID and secret.
+        /// The token endpoint refused the credentials (package SID and secret, or Entra client id and secret or
+        /// certificate assertion).
         public static let tokenRejected = Code(rawValue: "tokenRejected")
+        /// A certificate credential (``WNSClientCertificate``) cannot be read or used.
+        public static let invalidCertificate = Code(rawValue: "invalidCertificate")
         /// The token endpoint failed (429, 5xx) or answered without an access token.
         public static let tokenEndpointUnavailable = Code(rawValue: "tokenEndpointUnavailable")
         /// The token endpoint could not be reached.
@@ -32,7 +35,7 @@ public struct WNSError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The outcome every delivery waiting for the token ends with.
     public var outcome: Outcome {
         switch code {
-        case .tokenRejected: .invalidCredentials
+        case .tokenRejected, .invalidCertificate: .invalidCredentials
         case .tokenEndpointUnreachable: .pnsUnreachable
         default: .pnsUnavailable
         }

@@ -11,8 +11,11 @@ public struct WNSSettings: Sendable {
     public var packageSID: String
     /// Who issues access tokens. Default ``WNSAuthority/live``.
     public var authority: WNSAuthority
-    /// The app's client secret (never logged).
+    /// The app's client secret (never logged); empty when ``certificate`` authenticates instead.
     public var clientSecret: String
+    /// The Entra app's certificate credential: when set, token requests carry a client assertion signed with it
+    /// instead of ``clientSecret`` (``WNSAuthority/entra(tenantID:)`` only).
+    public var certificate: WNSClientCertificate?
     /// The OAuth token endpoint. Default ``defaultTokenEndpoint`` (Live) or the tenant's Entra endpoint.
     public var tokenEndpoint: String
     /// Extra CA certificates to trust besides the system's (for the emulator).
@@ -37,9 +40,11 @@ public struct WNSSettings: Sendable {
         maximumConnections: Int = 1000,
         maximumConcurrentRequests: Int = 1000,
         requestTimeout: Duration = .seconds(30),
-        authority: WNSAuthority = .live
+        authority: WNSAuthority = .live,
+        certificate: WNSClientCertificate? = nil
     ) {
         self.authority = authority
+        self.certificate = certificate
         self.packageSID = packageSID
         self.clientSecret = clientSecret
         self.tokenEndpoint = tokenEndpoint

@@ -113,26 +113,26 @@ import WNS
         try await Self.withEntra(endpoint: { $0.entraTokenEndpoint(tenantID: "other-tenant") }) { hub in
             let result = await hub.deliver(Payloads.toast, channel: try await hub.register("a"))
             #expect(result.outcome == .invalidCredentials)
-            #expect(result.reason == "token endpoint answered 400: invalid_request")
+            #expect(result.reason == "token endpoint answered 400: invalid_request (AADSTS90002)")
             #expect(hub.emulator.recorder.violations.contains { $0.contains("AADSTS90002") && $0.contains("other-tenant") })
         }
         // An unknown application id.
         try await Self.withEntra(clientID: "00000000-0000-0000-0000-000000000000") { hub in
             let result = await hub.deliver(Payloads.toast, channel: try await hub.register("a"))
-            #expect(result.outcome == .invalidCredentials && result.reason == "token endpoint answered 400: unauthorized_client")
+            #expect(result.outcome == .invalidCredentials && result.reason == "token endpoint answered 400: unauthorized_client (AADSTS700016)")
             #expect(hub.emulator.recorder.violations.contains { $0.contains("AADSTS700016") })
         }
         // A wrong secret: 401 invalid_client.
         try await Self.withEntra(secret: "wrong-entra-secret") { hub in
             let result = await hub.deliver(Payloads.toast, channel: try await hub.register("a"))
-            #expect(result.outcome == .invalidCredentials && result.reason == "token endpoint answered 401: invalid_client")
+            #expect(result.outcome == .invalidCredentials && result.reason == "token endpoint answered 401: invalid_client (AADSTS7000215)")
             #expect(hub.emulator.recorder.violations.contains { $0.contains("AADSTS7000215") })
             #expect(!hub.emulator.recorder.violations.contains { $0.contains("wrong-entra-secret") })
         }
         // The Live scope sent to the Entra endpoint.
         try await Self.withEntra(authority: .live) { hub in
             let result = await hub.deliver(Payloads.toast, channel: try await hub.register("a"))
-            #expect(result.outcome == .invalidCredentials && result.reason == "token endpoint answered 400: invalid_scope")
+            #expect(result.outcome == .invalidCredentials && result.reason == "token endpoint answered 400: invalid_scope (AADSTS1002012)")
             #expect(hub.emulator.recorder.violations.contains { $0.contains("https://wns.windows.com/.default") })
         }
         // Entra credentials and scope at the Live endpoint: that endpoint's own rule refuses the scope.

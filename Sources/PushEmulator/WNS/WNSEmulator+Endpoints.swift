@@ -71,7 +71,7 @@ extension WNSEmulator {
 
     // MARK: Entra token endpoint
 
-    private func entraError(_ status: HTTPResponseStatus, _ error: String, _ code: String, _ description: String) -> WNSHTTPResponse {
+    func entraError(_ status: HTTPResponseStatus, _ error: String, _ code: String, _ description: String) -> WNSHTTPResponse {
         recorder.violation("Entra token request: \(code): \(description)")
         let body = JSONValue.object([
             "error": .string(error), "error_description": .string("\(code): \(description)"),
@@ -81,8 +81,9 @@ extension WNSEmulator {
     }
 
     /// `POST /{tenant}/oauth2/v2.0/token`: Microsoft Entra ID's client-credentials grant for a Windows App SDK app.
-    /// Checks the tenant in the path, the form's content type and fields, the scope and the client's credentials,
-    /// each with the `AADSTS` code Entra answers.
+    /// Checks the tenant in the path, the form's content type and fields, the scope and the client's credentials (a
+    /// client secret, or a client assertion signed with a registered certificate: see
+    /// ``checkClientAssertion(_:type:app:now:)``), each with the `AADSTS` code Entra answers.
     func entraTokenEndpoint(_ request: WNSHTTPRequest) -> WNSHTTPResponse {
         if let answer = recorder.faults.tokenAnswer { return WNSHTTPResponse(answer) }
         guard request.method == .POST else {
@@ -125,11 +126,23 @@ extension WNSEmulator {
                 .badRequest, "unauthorized_client", "AADSTS700016",
                 "Application with identifier '\(clientID.prefix(64))' was not found in the directory '\(app.tenantID)'.")
         }
+        if let assertion = form["client_assertion"] {
+            guard form["client_secret"] == nil else {
+                return entraError(
+                    .badRequest, "invalid_request", "AADSTS90023",
+                    "Send either client_secret or client_assertion, not both.")
+            }
+            if let refusal = checkClientAssertion(assertion, type: form["client_assertion_type"], app: app) {
+                return refusal
+            }
+            return issueToken(prefix: "eyJ0eXAiOiJKV1Qi.", tokenType: "Bearer", entra: true)
+        }
         guard let secret = form["client_secret"], !secret.isEmpty else {
             return entraError(
                 .unauthorized, "invalid_client", "AADSTS7000216", "'client_assertion' or 'client_secret' is required for the 'client_credentials' grant type.")
         }
-        guard secret == app.clientSecret else {
+        // An app with certificate credentials only has no secret: every secret is invalid.
+        guard let expected = app.clientSecret, secret == expected else {
             return entraError(
                 .unauthorized, "invalid_client", "AADSTS7000215",
                 "Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID.")
@@ -395,6 +408,15 @@ extension WNSEmulator {
             let object = (try? JSONValue(parsing: request.body.readableBytesView))?.objectValue ?? [:]
             recorder.faults = FaultInjection(adminSettings: object)
             return WNSHTTPResponse(status: .noContent)
+        case (.GET, "/_emulator/entra/assertions"):
+            return encoded(entraAssertions)
+        case (.POST, "/_emulator/entra/certificates"):
+            // The body is the certificate in PEM, as uploaded in the portal ("Certificates & secrets").
+            do {
+                return encoded(["thumbprintSHA256": try registerEntraCertificate(pem: String(buffer: request.body))])
+            } catch {
+                return .json(.badRequest, JSONValue.object(["error": .string(error.message)]).jsonString())
+            }
         case (.POST, "/_emulator/tokens/expire"):
             expireAllTokens()
             return WNSHTTPResponse(status: .noContent)

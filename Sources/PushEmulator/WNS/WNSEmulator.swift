@@ -35,20 +35,25 @@ public final class WNSEmulator: PlatformEmulator, Sendable {
         /// `POST /{tenant}/oauth2/v2.0/token`; `nil` serves only the Live endpoint.
         public var entra: EntraApp?
 
-        /// An app registration in Microsoft Entra ID.
+        /// An app registration in Microsoft Entra ID, with a client secret, certificates, or both.
         public struct EntraApp: Sendable, Hashable {
             /// The directory (tenant) id in the token endpoint's path.
             public var tenantID: String
+            /// The client secret (never logged); `nil` for an app that has certificate credentials only, which
+            /// refuses every secret.
+            public var clientSecret: String?
             /// The application (client) id.
             public var clientID: String
-            /// The client secret (never logged).
-            public var clientSecret: String
+            /// Certificates uploaded to the app registration (PEM, RSA keys), whose private keys may sign client
+            /// assertions. More can be added while running with ``WNSEmulator/registerEntraCertificate(pem:)``.
+            public var certificatePEMs: [String]
 
             /// Creates an app registration.
-            public init(tenantID: String, clientID: String, clientSecret: String) {
+            public init(tenantID: String, clientID: String, clientSecret: String? = nil, certificatePEMs: [String] = []) {
                 self.tenantID = tenantID
                 self.clientID = clientID
                 self.clientSecret = clientSecret
+                self.certificatePEMs = certificatePEMs
             }
         }
 
@@ -127,6 +132,12 @@ public final class WNSEmulator: PlatformEmulator, Sendable {
         var tokenLifetime: Duration
         var expiresInAsString = false
         var scripted: [ScriptedFault] = []
+        /// Certificates registered for the Entra app (``Settings/EntraApp/certificatePEMs`` and later ones).
+        var entraCertificates: [EntraCertificate] = []
+        /// Client assertions the Entra endpoint checked, oldest first.
+        var entraAssertions: [EntraAssertion] = []
+        /// `jti`s of accepted assertions (a reused one is recorded as a violation).
+        var assertionIDs: Set<String> = []
     }
 
     private enum Servers {
@@ -153,7 +164,10 @@ public final class WNSEmulator: PlatformEmulator, Sendable {
         self.settings = settings
         self.tls = tls
         self.logger = logger
-        self.state = Mutex(State(tokenLifetime: settings.tokenLifetime))
+        var initial = State(tokenLifetime: settings.tokenLifetime)
+        // Certificates that cannot be read are left out: a credential signed with their key is refused.
+        initial.entraCertificates = settings.entra?.certificatePEMs.compactMap { try? EntraCertificate(pem: $0) } ?? []
+        self.state = Mutex(initial)
     }
 
     // MARK: Lifecycle
@@ -290,11 +304,31 @@ public final class WNSEmulator: PlatformEmulator, Sendable {
     /// How many of them the Entra endpoint issued.
     public var entraTokenRequestCount: Int { state.withLock { $0.entraTokenRequests } }
 
-    /// Clears records, faults and scripted faults (channels and tokens stay).
+    /// Uploads a certificate (PEM, RSA key) to the Entra app registration, as the portal's "Upload certificate" does;
+    /// returns its `x5t#S256` thumbprint. Throws ``HubError/Code/invalidConfiguration`` for anything but an RSA
+    /// certificate.
+    @discardableResult
+    public func registerEntraCertificate(pem: String) throws(HubError) -> String {
+        let certificate = try EntraCertificate(pem: pem)
+        state.withLock { state in
+            if !state.entraCertificates.contains(where: { $0.thumbprintSHA256 == certificate.thumbprintSHA256 }) {
+                state.entraCertificates.append(certificate)
+            }
+        }
+        return certificate.thumbprintSHA256
+    }
+
+    /// The client assertions the Entra endpoint checked, oldest first, with what it decided.
+    public var entraAssertions: [EntraAssertion] { state.withLock { $0.entraAssertions } }
+
+    /// Clears records, faults, scripted faults and checked assertions (channels, tokens and certificates stay).
     public func reset() {
         recorder.reset()
         recorder.faults = .none
-        state.withLock { $0.scripted.removeAll() }
+        state.withLock { state in
+            state.scripted.removeAll()
+            state.entraAssertions.removeAll()
+        }
     }
 
     static func randomHex(_ bytes: Int) -> String {

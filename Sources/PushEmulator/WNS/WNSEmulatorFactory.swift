@@ -17,8 +17,12 @@ import Foundation
 ///     entra:                         # optional: a Windows App SDK app, tokens at /{tenantId}/oauth2/v2.0/token
 ///       tenantId: demo-tenant
 ///       clientId: 00000000-0000-0000-0000-00000000c11e
-///       clientSecret: demo-entra-secret
+///       clientSecret: demo-entra-secret   # optional when certificates are given
+///       certificates: [keys/wns-entra.pem] # optional: certificates uploaded to the app (RSA), for client assertions
 /// ```
+///
+/// The admin API also takes certificates while running: `POST /_emulator/entra/certificates` with the PEM as body;
+/// `GET /_emulator/entra/assertions` lists the client assertions checked (thumbprint, claims, decision).
 public struct WNSEmulatorFactory: PlatformEmulatorFactory {
     /// `wns`.
     public static let name = "wns"
@@ -37,9 +41,26 @@ public struct WNSEmulatorFactory: PlatformEmulatorFactory {
         if entraNode.isPresent {
             let tenant = entraNode.string("tenantId", required: true)
             let client = entraNode.string("clientId", required: true)
-            let secret = entraNode.secret("clientSecret")
-            if let tenant, let client, let secret {
-                entra = .init(tenantID: tenant, clientID: client, clientSecret: secret)
+            let secret = entraNode.child("clientSecret").isPresent ? entraNode.secret("clientSecret") : nil
+            var certificates: [String] = []
+            for path in entraNode.strings("certificates") {
+                guard let data = entraNode.readFile(path) else {
+                    entraNode.child("certificates").report("cannot read the certificate file '\(entraNode.resolvePath(path))'")
+                    continue
+                }
+                let pem = String(decoding: data, as: UTF8.self)
+                do {
+                    _ = try EntraCertificate(pem: pem)
+                    certificates.append(pem)
+                } catch {
+                    entraNode.child("certificates").report("'\(entraNode.resolvePath(path))': \(error.message)")
+                }
+            }
+            if !entraNode.child("clientSecret").isPresent, !entraNode.child("certificates").isPresent {
+                entraNode.report("the Entra app needs clientSecret, certificates (PEM files), or both")
+            }
+            if let tenant, let client {
+                entra = .init(tenantID: tenant, clientID: client, clientSecret: secret, certificatePEMs: certificates)
             }
             entraNode.rejectUnknownKeys()
         }
@@ -57,7 +78,7 @@ public struct WNSEmulatorFactory: PlatformEmulatorFactory {
         if let entra {
             credentials["entraTenantId"] = entra.tenantID
             credentials["entraClientId"] = entra.clientID
-            credentials["entraClientSecret"] = entra.clientSecret
+            if let secret = entra.clientSecret { credentials["entraClientSecret"] = secret }
             credentials["entraTokenEndpoint"] = "https://\(host):\(port)/\(entra.tenantID)/oauth2/v2.0/token"
         }
         try FileManager.default.createDirectory(atPath: context.directory, withIntermediateDirectories: true)
