@@ -239,7 +239,7 @@ import Testing
     @Test func tracingSettingsAreValidated() throws {
         let yaml = """
             observability:
-              tracing: {endpoint: "collector:4318", batchSampleRatio: 2, extra: 1}
+              tracing: {endpoint: "collector:4318", batchSampleRatio: 2, sendSampleRatio: -0.5, extra: 1}
             hubs:
               demo:
                 keys: [{name: k, rights: [Send], primaryKey: 0123456789abcdef0123}]
@@ -253,12 +253,43 @@ import Testing
         #expect(problems.contains { $0.keyPath == "observability.tracing.endpoint" && $0.message.contains("OTLP/HTTP") })
         #expect(problems.contains { $0.keyPath == "observability.tracing.batchSampleRatio" && $0.message.contains("from 0 to 1") })
         #expect(problems.contains { $0.message.contains("unknown key 'extra'") })
+        #expect(problems.contains { $0.keyPath == "observability.tracing.sendSampleRatio" && $0.message.contains("from 0 to 1") })
 
         let good = ConfigurationNode.parse(
-            yaml: yaml.replacingOccurrences(of: #"{endpoint: "collector:4318", batchSampleRatio: 2, extra: 1}"#, with: "{endpoint: http://collector:4318/v1/traces}"),
+            yaml: yaml.replacingOccurrences(
+                of: #"{endpoint: "collector:4318", batchSampleRatio: 2, sendSampleRatio: -0.5, extra: 1}"#,
+                with: "{endpoint: http://collector:4318/v1/traces}"),
             file: "hub.yaml", environment: [:])
         let configuration = try HubsConfiguration(root: good, registry: AdapterRegistry([RecordingAdapterFactory.self]))
         #expect(configuration.tracing?.endpoint.absoluteString == "http://collector:4318/v1/traces")
         #expect(configuration.tracing?.batchSampleRatio == 0.01)
+        #expect(configuration.tracing?.sendSampleRatio == 1)
+    }
+
+    @Test func sendsWithoutACallersTraceAreSampledAtTheSendRatioAndCallersDecideTheirOwn() async throws {
+        let receiver = Receiver()
+        try await Self.withReceiver(receiver) { port in
+            let adapters = [RecordingAdapter(limit: 2000)]
+            var configuration = HubsConfiguration(server: ServerConfiguration(), hubs: [APITestHarness.settings(adapters: adapters)])
+            configuration.tracing = TracingConfiguration(
+                endpoint: URL(string: "http://127.0.0.1:\(port)/v1/traces")!, batchSampleRatio: 0, sendSampleRatio: 0)
+            try await APITestHarness.run(configuration: configuration, adapters: adapters) { api in
+                try await api.request(.put, "/demo/installations/a", key: "listen", body: APITestHarness.installationJSON("a"))
+                // Three sends of their own (not traced at ratio 0), then one in a caller's sampled trace.
+                for _ in 0..<3 {
+                    let sent = try await api.request(.post, "/demo/messages", key: "send", headers: SendEndpointTests.headers(), body: "{}")
+                    _ = try await api.waitForFinal(try #require(sent.headers[HTTPField.Name("TrackingId")!]))
+                }
+                let traced = try await api.request(
+                    .post, "/demo/messages", key: "send",
+                    headers: SendEndpointTests.headers(["traceparent": "00-\(Self.callerTrace)-\(Self.callerSpan)-01"]), body: "{}")
+                _ = try await api.waitForFinal(try #require(traced.headers[HTTPField.Name("TrackingId")!]))
+            }
+            // The harness stops gracefully, which flushes the exporter: every span made has arrived.
+            let spans = receiver.spans
+            #expect(spans.contains { $0.name == "notification.accept" && $0.traceID == Self.callerTrace })
+            #expect(spans.contains { $0.name == "platform.request" && $0.traceID == Self.callerTrace })
+            #expect(spans.allSatisfy { $0.traceID == Self.callerTrace }, "only the caller's trace is exported")
+        }
     }
 }

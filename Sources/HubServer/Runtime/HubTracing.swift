@@ -21,8 +21,9 @@ enum HubTracing {
         configuration.traces.otlpExporter.endpoint = settings.endpoint.absoluteString
         configuration.traces.otlpExporter.protocol = .httpProtobuf
         configuration.traces.otlpExporter.headers = settings.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        // A sender's own sampling decision (the traceparent's flag) is kept; a send without one is traced.
-        configuration.traces.sampler = .parentBasedAlwaysOn
+        // A sender's own sampling decision (the traceparent's flag) is kept; a send without one is traced at
+        // `sendSampleRatio` (by trace id), and everything the worker does for it follows that decision.
+        configuration.traces.sampler = .parentBasedTraceIDRatio(ratio: settings.sendSampleRatio) ?? .parentBasedAlwaysOn
         configuration.traces.batchSpanProcessor.scheduleDelay = .seconds(1)
         configuration.propagators = [.traceContext]
         configuration.diagnosticLogger = .custom(logger)
