@@ -49,8 +49,9 @@ final class TraceSink: Sendable {
     }
 }
 
-/// The same fan-out and per-user saturation on one node with tracing off, then on (the default batch sample ratio,
-/// exporting to a local sink), in one run: `tracing.off.*` and `tracing.on.*` side by side, and the on/off ratios.
+/// The same fan-out and per-user saturation on one node with tracing off, then on (the default sample ratios,
+/// exporting to a local sink), then on with `sendSampleRatio: 0.1`, in one run: `tracing.off.*`, `tracing.on.*` and
+/// `tracing.sends10.*` side by side, and their ratios to off.
 func tracingOverhead(size: Int) async throws {
     let sink = TraceSink()
     try await sink.serving { endpoint in
@@ -62,8 +63,13 @@ func tracingOverhead(size: Int) async throws {
             }
         }
         var rates: [String: (fanOut: Double, perUser: Double)] = [:]
-        for mode in ["off", "on"] {
-            let tracing = mode == "on" ? "observability:\n  tracing: {endpoint: \"\(endpoint)\"}\n" : ""
+        // Off; on with the defaults; on with one send in ten of those without a caller's trace traced.
+        let modes: [(name: String, tracing: String)] = [
+            ("off", ""),
+            ("on", "observability:\n  tracing: {endpoint: \"\(endpoint)\"}\n"),
+            ("sends10", "observability:\n  tracing: {endpoint: \"\(endpoint)\", sendSampleRatio: 0.1}\n"),
+        ]
+        for (mode, tracing) in modes {
             let path = directory + "/tracing-\(mode).yaml"
             try (tracing + configuration(storage: store.yaml)).write(toFile: path, atomically: true, encoding: .utf8)
             let node = try HubServerProcess(executable: options.hub, configuration: path, logPath: directory + "/tracing-\(mode).log")
@@ -92,9 +98,12 @@ func tracingOverhead(size: Int) async throws {
                 throw error
             }
         }
-        if let off = rates["off"], let on = rates["on"] {
-            figure("tracing.on.fanout.native.\(size).ofOff", 100 * on.fanOut / off.fanOut, "%", decimals: 1)
-            figure("tracing.on.peruser.delivered.ofOff", 100 * on.perUser / off.perUser, "%", decimals: 1)
+        if let off = rates["off"] {
+            for mode in ["on", "sends10"] {
+                guard let on = rates[mode] else { continue }
+                figure("tracing.\(mode).fanout.native.\(size).ofOff", 100 * on.fanOut / off.fanOut, "%", decimals: 1)
+                figure("tracing.\(mode).peruser.delivered.ofOff", 100 * on.perUser / off.perUser, "%", decimals: 1)
+            }
         }
         // Spans still buffered are flushed when the node stops, before its exit.
         figure("tracing.on.exports", Double(sink.requests), "requests")
