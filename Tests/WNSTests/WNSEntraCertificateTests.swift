@@ -373,6 +373,19 @@ struct TestCertificate: Sendable {
             #expect(emulator.recorder.violations.contains { $0.contains("5-10 minutes") })
             #expect(emulator.recorder.violations.contains { $0.contains("'reused-id' was used before") })
             #expect(emulator.entraAssertions.filter { $0.result == "accepted" }.count == 4)
+
+            // Absurd times from a hostile client: an exp far beyond any date is noted, not a trap; a start far in
+            // the past makes the span overflow any integer; a non-number exp is no exp.
+            claims = Self.claims(emulator)
+            claims["exp"] = .number(1e300)
+            claims["nbf"] = .number(-1e300)
+            claims["iat"] = .number(-1e300)
+            let absurd = try TestCertificate.assertion(header: header, claims: claims, key: registered.key)
+            #expect(try await Self.post(absurd, to: emulator) == (200, nil))
+            #expect(emulator.recorder.violations.contains { $0.contains("valid for an unbounded number of s") })
+            claims["exp"] = .string("tomorrow")
+            let textExpiry = try TestCertificate.assertion(header: header, claims: claims, key: registered.key)
+            #expect(try await Self.post(textExpiry, to: emulator) == (401, "AADSTS700024"))
         }
     }
 

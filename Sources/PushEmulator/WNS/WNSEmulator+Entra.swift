@@ -99,8 +99,9 @@ extension WNSEmulator {
             record(EntraAssertion(result: "AADSTS50027"))
             return entraError(.unauthorized, "invalid_client", "AADSTS50027", "JWT token is invalid or malformed.")
         }
+        // A NumericDate is a finite number of seconds: anything else reads as absent (and so fails the time checks).
         func number(_ name: String) -> Double? {
-            if case .number(let value)? = claims[name] { return value }
+            if case .number(let value)? = claims[name], value.isFinite { return value }
             return nil
         }
         let checked = EntraAssertion(
@@ -176,7 +177,7 @@ extension WNSEmulator {
         let start = checked.notBefore ?? checked.issuedAt ?? seconds
         if expires - start > Self.recommendedAssertionLifetime {
             recorder.violation(
-                "Entra token request: the client assertion is valid for \(Int(expires - start)) s; Microsoft asks for 5-10 minutes after nbf at most")
+                "Entra token request: the client assertion is valid for \(PlatformNumber.int64(expires - start).map(String.init) ?? "an unbounded number of") s; Microsoft asks for 5-10 minutes after nbf at most")
         }
         if let id = checked.id, !id.isEmpty {
             let reused = state.withLock { !$0.assertionIDs.insert(id).inserted }
