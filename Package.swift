@@ -288,10 +288,7 @@ let package = Package(
         .executableTarget(
             name: "WebPushDelivery",
             dependencies: [
-                "NotificationHub", "PushEmulator", "WebPush",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "DeliveryBench", "NotificationHub", "PushEmulator", "WebPush",
             ],
             path: "Benchmarks/WebPushDelivery",
             swiftSettings: swiftSettings
@@ -338,20 +335,31 @@ let package = Package(
         .executableTarget(
             name: "WNSDelivery",
             dependencies: [
-                "NotificationHub", "PushEmulator", "WNS",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                "DeliveryBench", "NotificationHub", "PushEmulator", "WNS",
             ],
             path: "Benchmarks/WNSDelivery",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "DeliveryBench",
+            dependencies: [
+                "NotificationHub",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Benchmarks/DeliveryBench",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "ADMDelivery",
+            dependencies: ["DeliveryBench", "NotificationHub", "ADM", "PushEmulator"],
+            path: "Benchmarks/ADMDelivery",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "HMSDelivery",
             dependencies: [
-                "NotificationHub", "HMS", "PushEmulator",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "DeliveryBench", "NotificationHub", "HMS", "PushEmulator",
             ],
             path: "Benchmarks/HMSDelivery",
             swiftSettings: swiftSettings
@@ -359,11 +367,8 @@ let package = Package(
         .executableTarget(
             name: "FCMDelivery",
             dependencies: [
-                "NotificationHub", "FCM", "PushEmulator",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                "DeliveryBench", "NotificationHub", "FCM", "PushEmulator",
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Benchmarks/FCMDelivery",
             swiftSettings: swiftSettings

@@ -2,7 +2,7 @@
 # Runs every benchmark scenario in one go and prints `name: value unit` lines and a summary table.
 # Installs the load tools it needs (h2load, wrk, aioapns), builds the release binaries, then runs HubBench, which
 # starts the APNs emulator, the hub and the tools itself and removes its files afterwards, and the FCM and WNS
-# latency-tolerance runs (and HMS).
+# latency-tolerance runs (and HMS's and ADM's).
 #
 #   Benchmarks/run.sh                                   # 10k, 100k and 1M devices
 #   Benchmarks/run.sh --sizes 10000,100000 --skip-peer  # options: see Benchmarks/HubBench/main.swift
@@ -20,13 +20,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 python3 -c 'import aioapns' 2>/dev/null || python3 -m pip install --quiet aioapns
 
-for product in hub StoreBenchmark HubBench FCMDelivery WNSDelivery HMSDelivery; do
+for product in hub StoreBenchmark HubBench FCMDelivery WNSDelivery HMSDelivery ADMDelivery; do
   swift build -c release --product "$product" >/dev/null
 done
 bin=$(swift build -c release --show-bin-path)
 "$bin/HubBench" --hub "$bin/hub" --store-benchmark "$bin/StoreBenchmark" "$@"
-# Latency tolerance of the FCM and WNS adapters with their default settings: the same fan-out with the emulator
+# Latency tolerance of the FCM, WNS, HMS and ADM adapters with their default settings: the same fan-out with the emulator
 # answering at once and 50 ms late (`fcm.latency50.ofZero`, `wns.latency50.ofZero`).
 "$bin/FCMDelivery" --devices 20000 --rounds 3 --latency-ms 50
 "$bin/WNSDelivery" --devices 20000 --rounds 3 --latency-ms 50
 "$bin/HMSDelivery" --devices 20000 --rounds 3 --latency-ms 50
+"$bin/ADMDelivery" --devices 20000 --rounds 3 --latency-ms 50
