@@ -86,6 +86,30 @@ import Testing
         }
     }
 
+    @Test func theDirectFlagMeansWhatItSays() async throws {
+        try await APITestHarness.run { api in
+            try await api.request(.put, "/demo/installations/a", key: "listen", body: APITestHarness.installationJSON("a"))
+            let handle = ["ServiceBusNotification-DeviceHandle": "dev-direct"]
+            let explicit = try await api.request(
+                .post, "/demo/messages?direct=true", key: "send", headers: Self.headers(handle), body: "{}")
+            _ = try await api.waitForFinal(try #require(explicit.headers[HTTPField.Name("TrackingId")!]))
+            #expect(api.adapter.received.map(\.handle) == ["dev-direct"])
+            // direct=false is a send to the audience, not to the handle.
+            let notDirect = try await api.request(
+                .post, "/demo/messages?direct=false", key: "send", headers: Self.headers(), body: "{}")
+            #expect(notDirect.status == .created)
+            _ = try await api.waitForFinal(try #require(notDirect.headers[HTTPField.Name("TrackingId")!]))
+            #expect(api.adapter.received.map(\.handle).sorted() == ["dev-a", "dev-direct"])
+            for query in ["direct=yes", "direct=1", "direct&direct"] {
+                let refused = try await api.request(
+                    .post, "/demo/messages?\(query)", key: "send", headers: Self.headers(handle), body: "{}")
+                #expect(refused.status == .badRequest, "\(query)")
+                #expect(refused.errorCode == "InvalidParameter", "\(query)")
+            }
+            #expect(api.adapter.received.count == 2)
+        }
+    }
+
     @Test func templateSendRendersPerInstallation() async throws {
         try await APITestHarness.run { api in
             try await api.request(

@@ -36,7 +36,7 @@ struct MessagesController {
     /// body with a `notification` part (the payload) and a `devices` part (a JSON array of handles).
     func batch(_ request: Request, _ context: HubContext) async throws -> Response {
         let hub = context.hub
-        guard request.uri.queryParameters.has("direct") else {
+        guard try SendRequest.isDirect(request) else {
             throw APIError.badRequest("InvalidParameter", "a $batch send must be direct: add ?direct")
         }
         guard let contentType = request.headers[.contentType] else {
@@ -208,7 +208,7 @@ struct SendRequest {
         let format = try Self.format(request, adapters: adapters)
         let headers = try Self.passthroughHeaders(request, adapters: adapters)
         let audience: Audience
-        if request.uri.queryParameters.has("direct") {
+        if try Self.isDirect(request) {
             guard let handle = request.headers[HTTPField.Name("ServiceBusNotification-DeviceHandle")!], !handle.isEmpty else {
                 throw APIError.badRequest("MissingDeviceHandle", "a direct send needs the ServiceBusNotification-DeviceHandle header")
             }
@@ -258,6 +258,23 @@ struct SendRequest {
             headers[field.name.rawName] = field.value
         }
         return headers
+    }
+
+    /// Whether a send is direct: `?direct`, `?direct=` or `?direct=true` (Azure's SDKs send the first and the last);
+    /// `?direct=false` is a send to tags. Any other value is a 400 rather than a guess at its meaning.
+    static func isDirect(_ request: Request) throws -> Bool {
+        let values = request.uri.queryParameters.getAll("direct")
+        guard let value = values.first else { return false }
+        guard values.count == 1 else {
+            throw APIError.badRequest("InvalidParameter", "give the direct parameter once")
+        }
+        switch value.lowercased() {
+        case "", "true": return true
+        case "false": return false
+        default:
+            throw APIError.badRequest(
+                "InvalidParameter", "the direct parameter is a flag: give ?direct (or direct=true), or leave it out")
+        }
     }
 
     /// The platform a direct send in `format` goes to.
