@@ -25,8 +25,9 @@ for product in hub StoreBenchmark HubBench FCMDelivery WNSDelivery HMSDelivery A
 done
 bin=$(swift build -c release --show-bin-path)
 "$bin/HubBench" --hub "$bin/hub" --store-benchmark "$bin/StoreBenchmark" "$@"
-# Latency tolerance of the FCM, WNS, HMS and ADM adapters with their default settings: the same fan-out with the emulator
-# answering at once and 50 ms late (`fcm.latency50.ofZero`, `wns.latency50.ofZero`).
+# Each platform's fan-out with its adapter's default settings: first its emulator's ceiling (`fcm.ceiling.h2load`,
+# `wns.ceiling.wrk`) and the fan-out as a share of it (`*.ofCeiling`), then the latency tolerance: the same fan-out
+# with the emulator answering at once and 50 ms late (`fcm.latency50.ofZero`, `wns.latency50.ofZero`, …).
 "$bin/FCMDelivery" --devices 20000 --rounds 3 --latency-ms 50
 "$bin/WNSDelivery" --devices 20000 --rounds 3 --latency-ms 50
 "$bin/HMSDelivery" --devices 20000 --rounds 3 --latency-ms 50

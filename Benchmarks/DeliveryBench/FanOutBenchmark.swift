@@ -70,7 +70,9 @@ public struct FanOutOptions: Sendable {
 ///
 /// - `<name>.latency<L>.round<R>.<devices>`: each round's deliveries per second;
 /// - `<name>.deliveries.<devices>.latency<L>.median`: the median per latency;
-/// - `<name>.latency<L>.ofZero`: with `--latency-ms`, the slow median as a share of the immediate one.
+/// - `<name>.latency<L>.ofZero`: with `--latency-ms`, the slow median as a share of the immediate one;
+/// - `<name>.ceiling.<tool>` and `<name>.deliveries.<devices>.ofCeiling`: when the benchmark measures its emulator's
+///   ceiling with a load tool (``ceiling(_:)``, ``share(_:of:)``), that rate and the fan-out's share of it.
 ///
 /// Each round must deliver to every device; a round that does not is reported and makes the run fail, so a figure
 /// never counts refusals as speed.

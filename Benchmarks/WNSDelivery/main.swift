@@ -31,19 +31,30 @@ let adapter = WNSAdapter(
         maximumConnections: connections, maximumConcurrentRequests: inFlight),
     logger: benchmark.logger)
 let uris = emulator.createChannels(count: benchmark.options.devices, prefix: "bench")
-let notification =
+let body =
     type == "raw"
-    ? NotificationHub.Notification(format: .windows, body: #"{"kind":"sync","id":42}"#, headers: ["X-WNS-Type": "wns/raw"], audience: .all)
-    : NotificationHub.Notification(
-        format: .windows,
-        body: #"<toast><visual><binding template="ToastGeneric"><text>Benchmark</text></binding></visual></toast>"#,
-        headers: ["X-WNS-Type": "wns/toast"], audience: .all)
+    ? #"{"kind":"sync","id":42}"#
+    : #"<toast><visual><binding template="ToastGeneric"><text>Benchmark</text></binding></visual></toast>"#
+let notification = NotificationHub.Notification(
+    format: .windows, body: body, headers: ["X-WNS-Type": type == "raw" ? "wns/raw" : "wns/toast"], audience: .all)
 
+// The emulator's ceiling: wrk sending the same notification to one channel over and over (HTTP/1.1 keep-alive, 64
+// connections).
+let ceiling = benchmark.ceiling(
+    LoadTool(
+        .wrk, url: uris[0],
+        headers: [
+            ("Authorization", "Bearer \(emulator.issueAccessToken())"),
+            ("X-WNS-Type", type == "raw" ? "wns/raw" : "wns/toast"),
+            ("Content-Type", type == "raw" ? "application/octet-stream" : "text/xml"),
+        ],
+        body: body, connections: 64))
 print("WNS delivery: \(benchmark.options.devices) channels, \(type), \(connections) connections, \(inFlight) requests in flight")
 do {
-    try await benchmark.run(
+    let medians = try await benchmark.run(
         adapter: adapter, platform: .wns, handle: { .handle(uris[$0]) }, notification: notification,
         setLatency: { emulator.recorder.faults = FaultInjection(latency: .milliseconds($0)) })
+    benchmark.share(medians, of: ceiling)
 } catch {
     try await adapter.shutdown()
     await emulator.stop()

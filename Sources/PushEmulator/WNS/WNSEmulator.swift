@@ -253,6 +253,14 @@ public final class WNSEmulator: PlatformEmulator, Sendable {
     }
 
     /// Creates `count` active channels and returns their URIs.
+    /// Issues an access token as a successful token request would (not counted as one), for a load tool such as
+    /// `wrk` that sends channel requests without asking for a token.
+    public func issueAccessToken() -> String {
+        let token = "EgB" + Self.randomHex(24)
+        state.withLock { $0.tokens[token] = Date() + Double($0.tokenLifetime.components.seconds) }
+        return token
+    }
+
     public func createChannels(count: Int, prefix: String = "c") -> [String] {
         let ids = (0..<count).map { "\(prefix)\($0)" }
         state.withLock { state in
