@@ -82,7 +82,9 @@ public final class FCMEmulator: PlatformEmulator, Sendable {
 
     /// Serves until graceful shutdown or cancellation.
     public func run() async throws {
-        try await listeners.run(tls: tls, service: { await self.serve($0) }, admin: { await self.serveAdmin($0) })
+        // One request per device: served at frame level so that the emulator is not what limits a fan-out.
+        try await listeners.run(
+            tls: tls, transport: .frameLevelHTTP2, service: { await self.serve($0) }, admin: { await self.serveAdmin($0) })
     }
 
     /// The bound ports, once both servers listen.

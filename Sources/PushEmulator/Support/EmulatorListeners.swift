@@ -39,17 +39,33 @@ final class EmulatorListeners: Sendable {
         self.logger = logger
     }
 
+    /// How the platform's endpoints are served.
+    enum Transport {
+        /// Hummingbird: HTTP/2 by ALPN and HTTP/1.1.
+        case http1AndHTTP2
+        /// HTTP/2 only, at frame level (``FrameLevelHTTP2Listener``): several times cheaper per request, for
+        /// platforms whose clients send one request per device.
+        case frameLevelHTTP2
+    }
+
     /// Serves both until a graceful shutdown (or cancellation) of the service that runs them.
     func run(
-        tls: EmulatorTLS, service: @escaping @Sendable (Request) async -> Response,
+        tls: EmulatorTLS, transport: Transport = .http1AndHTTP2, service: @escaping @Sendable (Request) async -> Response,
         admin: @escaping @Sendable (Request) async -> Response
     ) async throws {
-        let serviceApplication = Application(
-            responder: CallbackResponder<BasicRequestContext> { request, _ in await service(request) },
-            server: try .http2Upgrade(tlsConfiguration: tls.serverConfiguration(applicationProtocols: ["h2", "http/1.1"])),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: servicePort)),
-            onServerRunning: { channel in self.didBind(service: channel.localAddress?.port) },
-            logger: logger)
+        let serviceListener: any Service
+        switch transport {
+        case .http1AndHTTP2:
+            serviceListener = Application(
+                responder: CallbackResponder<BasicRequestContext> { request, _ in await service(request) },
+                server: try .http2Upgrade(tlsConfiguration: tls.serverConfiguration(applicationProtocols: ["h2", "http/1.1"])),
+                configuration: ApplicationConfiguration(address: .hostname(host, port: servicePort)),
+                onServerRunning: { channel in self.didBind(service: channel.localAddress?.port) },
+                logger: logger)
+        case .frameLevelHTTP2:
+            serviceListener = FrameLevelHTTP2Listener(
+                host: host, port: servicePort, tls: tls, respond: service, didBind: { self.didBind(service: $0) })
+        }
         let adminApplication = Application(
             responder: CallbackResponder<BasicRequestContext> { request, _ in await admin(request) },
             configuration: ApplicationConfiguration(address: .hostname(host, port: adminPort)),
@@ -59,7 +75,7 @@ final class EmulatorListeners: Sendable {
         // connection leaves that connection neither served nor closed.
         let listeners = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [serviceApplication, adminApplication].map {
+                services: [serviceListener, adminApplication].map {
                     ServiceGroupConfiguration.ServiceConfiguration(
                         service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
                         failureTerminationBehavior: .gracefullyShutdownGroup)
