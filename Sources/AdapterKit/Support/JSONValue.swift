@@ -39,9 +39,13 @@ public enum JSONValue: Hashable, Sendable {
         }
     }
 
-    /// Parses JSON text.
+    /// Parses JSON text: exactly what `JSONDecoder` accepts for a `JSONValue`, read in one pass (see ``JSONReader``).
     public init(parsing data: some DataProtocol) throws {
-        self = try JSONDecoder().decode(JSONValue.self, from: Data(data))
+        if let value = try data.withContiguousStorageIfAvailable({ try JSONReader.read($0) }) {
+            self = value
+        } else {
+            self = try Array(data).withUnsafeBufferPointer { try JSONReader.read($0) }
+        }
     }
 
     /// The compact JSON text of this value, with sorted keys.
@@ -108,6 +112,8 @@ extension JSONValue {
     public init(parsingBody body: some Collection<UInt8>) throws(HubError) {
         do {
             self = try JSONValue(parsing: Array(body))
+        } catch let error as JSONSyntaxError {
+            throw HubError(.invalidNotification, "the body is \(error)")
         } catch {
             throw HubError(.invalidNotification, "the body is not valid JSON")
         }

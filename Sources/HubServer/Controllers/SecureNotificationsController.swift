@@ -48,6 +48,8 @@ struct SecureNotificationsController {
             _ = try JSONValue(parsing: bytes)
             input = try JSONDecoder().decode(CreateRequest.self, from: Data(bytes))
             members = try JSONMembers(object: bytes)
+        } catch let error as JSONSyntaxError {
+            throw APIError.badRequest("InvalidSecureNotification", "the body is \(error)")
         } catch let error as DecodingError {
             throw APIError.badRequest("InvalidSecureNotification", HubAPI.describe(error))
         } catch let error as HubError {
