@@ -1,8 +1,10 @@
 import AdapterKit
 import AsyncHTTPClient
+import Logging
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NotificationHub
 import PushEmulator
 import Testing
 import Xiaomi
@@ -150,5 +152,30 @@ import Xiaomi
             let json = try JSONValue(parsing: Array(try await answer.body.collect(upTo: 4096).readableBytesView))
             #expect(json.objectValue?["accepted"] == .number(1) && json.objectValue?["sendRequests"] == .number(1))
         }
+    }
+}
+
+/// The emulator's `hub.yaml` section.
+@Suite struct XiaomiEmulatorFactoryTests {
+    static func make(_ yaml: String) throws -> (XiaomiEmulator?, [String]) {
+        let node = ConfigurationNode.parse(yaml: yaml, file: "hub.yaml", environment: [:])
+        let context = EmulatorContext(directory: "/nonexistent", tls: XiaomiHarness.tls, logger: XiaomiHarness.logger)
+        let emulator = try XiaomiEmulatorFactory.makeEmulator(configuration: node, context: context) as? XiaomiEmulator
+        return (emulator, node.problems.map { "\($0.keyPath): \($0.message)" })
+    }
+
+    @Test func theSectionIsReadWithItsDefaults() throws {
+        let (emulator, problems) = try Self.make("port: 4460\nappSecret: s3cret\npackageNames: [com.a.b, com.c.d]\n")
+        #expect(problems.isEmpty)
+        let configuration = try #require(emulator?.configuration)
+        #expect(configuration.port == 4460 && configuration.adminPort == 5460 && configuration.host == "127.0.0.1")
+        #expect(configuration.appSecret == "s3cret" && configuration.packageNames == ["com.a.b", "com.c.d"])
+        #expect(XiaomiEmulatorFactory.name == "xiaomi" && emulator?.name == "xiaomi")
+        let (defaults, _) = try Self.make("port: 0\n")
+        #expect(defaults?.configuration.adminPort == 0)
+        #expect(defaults?.configuration.packageNames == [XiaomiEmulatorFactory.defaultPackageName])
+        #expect(defaults?.configuration.appSecret == "emulator-secret")
+        let (_, bad) = try Self.make("port: 70000\n")
+        #expect(bad.contains { $0.contains("port") && $0.contains("from 0 to 65535") })
     }
 }

@@ -79,3 +79,16 @@ import Xiaomi
         #expect(XiaomiSettings(appSecret: "s", packageNames: []).problems.map(\.key) == ["packageNames"])
     }
 }
+
+extension XiaomiSettingsTests {
+    @Test func theFactoryMakesAnAdapterFromItsSection() throws {
+        let node = ConfigurationNode.parse(
+            yaml: "appSecret: s\npackageNames: [com.example.app]\nregion: europe\nbatchSize: 500\n", file: "hub.yaml", environment: [:])
+        let adapter = try #require(
+            XiaomiAdapterFactory.makeAdapter(configuration: node, context: AdapterContext(hubName: "demo", logger: Logger(label: "test")))
+                as? XiaomiAdapter)
+        #expect(node.problems.isEmpty)
+        #expect(adapter.settings.endpoint == "https://fr-api.xmpush.global.xiaomi.com" && adapter.settings.batchSize == 500)
+        #expect(XiaomiAdapterFactory.type == "xiaomi")
+    }
+}
