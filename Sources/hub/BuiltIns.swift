@@ -6,6 +6,7 @@ import NotificationHub
 import PushEmulator
 import WNS
 import WebPush
+import Xiaomi
 
 /// One platform plugin compiled into the `hub` executable: its adapter factory and its platform's emulator.
 struct BuiltInPlugin {
@@ -30,6 +31,7 @@ enum BuiltIns {
         BuiltInPlugin(WebPushAdapterFactory.self, emulator: WebPushEmulatorFactory.self),
         BuiltInPlugin(HMSAdapterFactory.self, emulator: HMSEmulatorFactory.self),
         BuiltInPlugin(ADMAdapterFactory.self, emulator: ADMEmulatorFactory.self),
+        BuiltInPlugin(XiaomiAdapterFactory.self, emulator: XiaomiEmulatorFactory.self),
     ]
 
     /// Adapter factories, selected in `hub.yaml` by `type`.
