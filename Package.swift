@@ -390,6 +390,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "XiaomiDelivery",
+            dependencies: ["DeliveryBench", "NotificationHub", "Xiaomi", "PushEmulator"],
+            path: "Benchmarks/XiaomiDelivery",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "HMSDelivery",
             dependencies: [
                 "DeliveryBench", "NotificationHub", "HMS", "PushEmulator",

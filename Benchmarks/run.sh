@@ -20,7 +20,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 python3 -c 'import aioapns' 2>/dev/null || python3 -m pip install --quiet aioapns
 
-for product in hub StoreBenchmark HubBench FCMDelivery WNSDelivery HMSDelivery ADMDelivery; do
+for product in hub StoreBenchmark HubBench FCMDelivery WNSDelivery HMSDelivery ADMDelivery XiaomiDelivery; do
   swift build -c release --product "$product" >/dev/null
 done
 bin=$(swift build -c release --show-bin-path)
@@ -32,3 +32,4 @@ bin=$(swift build -c release --show-bin-path)
 "$bin/WNSDelivery" --devices 20000 --rounds 3 --latency-ms 50
 "$bin/HMSDelivery" --devices 20000 --rounds 3 --latency-ms 50
 "$bin/ADMDelivery" --devices 20000 --rounds 3 --latency-ms 50
+"$bin/XiaomiDelivery" --devices 20000 --rounds 3 --latency-ms 50
