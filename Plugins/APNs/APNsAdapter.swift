@@ -409,7 +409,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
 
     /// Sends over the next connection; requests APNs certainly did not process (never sent, or refused by GOAWAY)
     /// are sent once more at once over a fresh connection.
-    private func send(_ requests: [APNsRequest], via pool: APNsConnectionPool, context: DeliveryContext) async -> [APNsResponse] {
+    private func send(_ requests: [APNsRequest], via pool: HTTP2ConnectionPool, context: DeliveryContext) async -> [APNsResponse] {
         var responses = await sendOnce(requests, via: pool, context: context)
         let unprocessed = responses.indices.filter { responses[$0].isUnprocessed }
         if !unprocessed.isEmpty {
@@ -419,8 +419,8 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         return responses
     }
 
-    private func sendOnce(_ requests: [APNsRequest], via pool: APNsConnectionPool, context: DeliveryContext) async -> [APNsResponse] {
-        let connection: APNsConnection
+    private func sendOnce(_ requests: [APNsRequest], via pool: HTTP2ConnectionPool, context: DeliveryContext) async -> [APNsResponse] {
+        let connection: HTTP2Connection
         do {
             connection = try await pool.connection()
         } catch {
@@ -428,6 +428,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             return requests.map { _ in .failed("ConnectFailed") }
         }
         let responses = await connection.send(requests, timeout: context.timeout(atMost: configuration.requestTimeout).timeAmount)
+            .map(APNsResponse.init)
         if responses.contains(where: { $0.reason == "Shutdown" }) {
             // The server is going away: send new requests elsewhere.
             connection.status.usable.store(false, ordering: .relaxed)

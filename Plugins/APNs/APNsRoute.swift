@@ -8,7 +8,7 @@ final class APNsRoute: Sendable {
     /// The key that signs for it, as outcomes name it.
     let key: APNsOutcomeMapping.KeyInUse
     let providerToken: APNsProviderToken
-    let pool: APNsConnectionPool
+    let pool: HTTP2ConnectionPool
     let authority: String
 
     /// Creates a route; when `sharing` signs with the same key, its provider token is shared (one JWT for both
@@ -32,7 +32,7 @@ final class APNsRoute: Sendable {
             }
         }
         do {
-            self.pool = try APNsConnectionPool(
+            self.pool = try HTTP2ConnectionPool(
                 settings: .init(
                     host: host, port: port, connections: settings.connections, maximumStreams: settings.maximumStreams,
                     connectTimeout: settings.connectTimeout.timeAmount, pingInterval: settings.pingInterval.timeAmount,

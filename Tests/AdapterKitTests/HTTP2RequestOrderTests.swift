@@ -6,12 +6,12 @@ import NIOHPACK
 import NIOHTTP2
 import Testing
 
-@testable import APNs
+@testable import AdapterKit
 
 /// Requests leave in stream order and in one network write per flush: swift-nio-http2 sends the DATA frames of one
 /// flush in no particular order, and a stream that ends out of order costs both ends a shift of every younger
 /// stream's state.
-@Suite struct APNsRequestOrderTests {
+@Suite struct HTTP2RequestOrderTests {
     /// Records the streams whose request ended, in the order the server saw them.
     final class EndedStreams: ChannelInboundHandler {
         typealias InboundIn = HTTP2Frame
@@ -35,20 +35,20 @@ import Testing
         return writes
     }
 
-    func request(_ index: Int) -> APNsRequest {
+    func request(_ index: Int) -> HTTP2Request {
         var headers = HPACKHeaders()
         headers.add(name: ":method", value: "POST")
         headers.add(name: ":scheme", value: "https")
         headers.add(name: ":authority", value: "api.push.apple.com")
         headers.add(name: ":path", value: "/3/device/\(String(format: "%064x", index))")
-        return APNsRequest(headers: headers, body: ByteBuffer(string: #"{"aps":{"alert":"\#(index)"}}"#))
+        return HTTP2Request(headers: headers, body: ByteBuffer(string: #"{"aps":{"alert":"\#(index)"}}"#))
     }
 
     @Test(arguments: [true, false])
     func requestsEndInStreamOrderAndLeaveInOneWrite(whileReading: Bool) throws {
         let coalescer = WriteCoalescingHandler()
-        let handler = APNsClientHandler(
-            maximumStreams: 1000, pingInterval: .seconds(60), pingTimeout: .seconds(20), status: APNsConnectionStatus(),
+        let handler = HTTP2ClientHandler(
+            maximumStreams: 1000, pingInterval: .seconds(60), pingTimeout: .seconds(20), status: HTTP2ConnectionStatus(),
             coalescer: coalescer)
         let client = EmbeddedChannel()
         try client.pipeline.syncOperations.addHandlers([
@@ -71,17 +71,17 @@ import Testing
             try deliver(from: client, to: server)
             try deliver(from: server, to: client)
         }
-        let promise = client.eventLoop.makePromise(of: [APNsResponse].self)
+        let promise = client.eventLoop.makePromise(of: [HTTP2Response].self)
         let count = 200
         if whileReading {
             // Requests queued while an answer is read leave with the read's completion.
             handler.channelRead(context: try client.pipeline.syncOperations.context(handler: handler),
                 data: NIOAny(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(), ack: true))))
-            handler.submit((0..<count).map(request), batch: APNsClientBatch(count: count, promise: promise), timeout: .seconds(30))
+            handler.submit((0..<count).map(request), batch: HTTP2ClientBatch(count: count, promise: promise), timeout: .seconds(30))
             #expect(try client.readOutbound(as: IOData.self) == nil)
             handler.channelReadComplete(context: try client.pipeline.syncOperations.context(handler: handler))
         } else {
-            handler.submit((0..<count).map(request), batch: APNsClientBatch(count: count, promise: promise), timeout: .seconds(30))
+            handler.submit((0..<count).map(request), batch: HTTP2ClientBatch(count: count, promise: promise), timeout: .seconds(30))
         }
         #expect(try deliver(from: client, to: server) == 1)
         let expected = (0..<count).map { HTTP2StreamID(1 + 2 * $0) }

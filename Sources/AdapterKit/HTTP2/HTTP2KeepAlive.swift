@@ -6,7 +6,7 @@ import NIOCore
 /// makes the connection dead. Time during which the connection's own event loop could not run does not count
 /// against the server: a tick that runs late (the loop was held up by other work, or the thread got no CPU) moves
 /// the PING's deadline by as much, because an acknowledgement may have been waiting to be read all along.
-struct APNsKeepAlive {
+struct HTTP2KeepAlive {
     /// What to do at a tick.
     enum Action: Equatable {
         /// Send a PING now.

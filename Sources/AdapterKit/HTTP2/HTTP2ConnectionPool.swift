@@ -1,74 +1,97 @@
-import AdapterKit
 import Foundation
 import NIOCore
-import NIOFoundationCompat
 import NIOHPACK
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Synchronization
 
-/// Parses APNs error bodies: `{"reason": "...", "timestamp": 1700000000000}`.
-enum APNsResponseBody {
-    static func parse(_ body: ByteBuffer) -> (reason: String?, timestamp: Int64?) {
-        guard let object = (try? JSONValue(parsing: body.readableBytesView))?.objectValue else { return (nil, nil) }
-        var timestamp: Int64?
-        if case .number(let value)? = object["timestamp"] { timestamp = PlatformNumber.int64(value) }
-        return (object["reason"]?.stringValue, timestamp)
-    }
-}
-
-/// One HTTP/2 connection to APNs.
-final class APNsConnection: Sendable {
+/// One HTTP/2 connection of an ``HTTP2ConnectionPool``.
+public final class HTTP2Connection: Sendable {
     let channel: any Channel
-    let status: APNsConnectionStatus
-    private let handler: NIOLoopBound<APNsClientHandler>
+    /// Its flags: usable, the server's stream limit, keep-alive acknowledgements.
+    public let status: HTTP2ConnectionStatus
+    private let handler: NIOLoopBound<HTTP2ClientHandler>
 
-    init(channel: any Channel, handler: NIOLoopBound<APNsClientHandler>, status: APNsConnectionStatus) {
+    init(channel: any Channel, handler: NIOLoopBound<HTTP2ClientHandler>, status: HTTP2ConnectionStatus) {
         self.channel = channel
         self.handler = handler
         self.status = status
     }
 
     /// Whether new requests may be sent on it.
-    var isUsable: Bool { channel.isActive && status.usable.load(ordering: .relaxed) }
+    public var isUsable: Bool { channel.isActive && status.usable.load(ordering: .relaxed) }
 
-    /// Sends requests and returns one response each, in order; never fails (failures are responses).
-    func send(_ requests: [APNsRequest], timeout: TimeAmount) async -> [APNsResponse] {
-        let promise = channel.eventLoop.makePromise(of: [APNsResponse].self)
+    /// Sends requests on concurrent streams (as many as the server and the pool allow, the rest queued) and returns
+    /// one response each, in order; never fails (failures are responses). Requests not answered by `timeout` end
+    /// with the failure `Timeout` and their streams are reset.
+    public func send(_ requests: [HTTP2Request], timeout: TimeAmount) async -> [HTTP2Response] {
+        let promise = channel.eventLoop.makePromise(of: [HTTP2Response].self)
         let handler = self.handler
         channel.eventLoop.execute {
-            handler.value.submit(requests, batch: APNsClientBatch(count: requests.count, promise: promise), timeout: timeout)
+            handler.value.submit(requests, batch: HTTP2ClientBatch(count: requests.count, promise: promise), timeout: timeout)
         }
-        return (try? await promise.futureResult.get()) ?? requests.map { _ in .failed(APNsResponse.notSent) }
+        return (try? await promise.futureResult.get()) ?? requests.map { _ in .failed(HTTP2Response.notSent) }
     }
 
     /// Closes it.
-    func close() async {
+    public func close() async {
         try? await channel.close()
     }
 }
 
-/// A small, fixed pool of APNs connections, opened on first use and replaced after GOAWAY or loss.
-final class APNsConnectionPool: Sendable {
-    struct Settings: Sendable {
-        var host: String
-        var port: Int
-        var connections: Int
-        var maximumStreams: Int
-        var connectTimeout: TimeAmount
-        var pingInterval: TimeAmount
-        var pingTimeout: TimeAmount
-        var caCertificatePEM: String?
+/// A small, fixed pool of HTTP/2 connections to one server (TLS, ALPN `h2`), opened on first use and replaced after
+/// GOAWAY or loss, each driven at frame level: a batch of requests goes out on concurrent streams in one flush and
+/// comes back as one array, with no channel, task or promise per request. Platforms that take one request per device
+/// (APNs, FCM) send through it.
+public final class HTTP2ConnectionPool: Sendable {
+    /// Where to connect and how.
+    public struct Settings: Sendable {
+        /// The server's host (a name is also sent as SNI).
+        public var host: String
+        /// Its port.
+        public var port: Int
+        /// Connections kept open.
+        public var connections: Int
+        /// Streams per connection at most (the server's `SETTINGS_MAX_CONCURRENT_STREAMS` may lower it).
+        public var maximumStreams: Int
+        /// Deadline of opening a connection.
+        public var connectTimeout: TimeAmount
+        /// Interval of keep-alive PINGs.
+        public var pingInterval: TimeAmount
+        /// A PING not acknowledged within this time closes the connection.
+        public var pingTimeout: TimeAmount
+        /// An extra CA to trust (PEM), for an emulator.
+        public var caCertificatePEM: String?
+        /// Bytes of each response body kept (error bodies are small; the rest is dropped).
+        public var maximumBodyBytes: Int
+
+        /// Creates settings.
+        public init(
+            host: String, port: Int, connections: Int, maximumStreams: Int, connectTimeout: TimeAmount,
+            pingInterval: TimeAmount, pingTimeout: TimeAmount, caCertificatePEM: String? = nil,
+            maximumBodyBytes: Int = 4096
+        ) {
+            self.host = host
+            self.port = port
+            self.connections = connections
+            self.maximumStreams = maximumStreams
+            self.connectTimeout = connectTimeout
+            self.pingInterval = pingInterval
+            self.pingTimeout = pingTimeout
+            self.caCertificatePEM = caCertificatePEM
+            self.maximumBodyBytes = maximumBodyBytes
+        }
     }
 
     private enum Slot {
         case empty
-        case connecting(EventLoopFuture<APNsConnection>)
-        case ready(APNsConnection)
+        case connecting(EventLoopFuture<HTTP2Connection>)
+        case ready(HTTP2Connection)
     }
 
-    let settings: Settings
+    /// The settings.
+    public let settings: Settings
     private let sslContext: NIOSSLContext
     /// The event loops connections open on; `nil` for the platform event loops, started only when a connection
     /// opens (an adapter built to check a configuration starts no threads).
@@ -77,7 +100,8 @@ final class APNsConnectionPool: Sendable {
     private let next = Atomic<Int>(0)
     private let opened = Atomic<Int>(0)
 
-    init(settings: Settings, group: (any EventLoopGroup)? = nil) throws {
+    /// Creates a pool; no connection opens before the first ``connection()``. Throws when the CA is not PEM.
+    public init(settings: Settings, group: (any EventLoopGroup)? = nil) throws {
         self.settings = settings
         self.group = group
         var tls = TLSConfiguration.makeClientConfiguration()
@@ -90,10 +114,10 @@ final class APNsConnectionPool: Sendable {
     }
 
     /// Connections opened so far (reconnects included).
-    var connectionsOpened: Int { opened.load(ordering: .relaxed) }
+    public var connectionsOpened: Int { opened.load(ordering: .relaxed) }
 
     /// Keep-alive PINGs acknowledged on the open connections.
-    var pingsAcknowledged: Int {
+    public var pingsAcknowledged: Int {
         slots.withLock { slots in
             slots.reduce(0) { sum, slot in
                 if case .ready(let connection) = slot { sum + connection.status.pingsAcknowledged.load(ordering: .relaxed) } else { sum }
@@ -102,16 +126,16 @@ final class APNsConnectionPool: Sendable {
     }
 
     /// The server's current stream limits of the open connections.
-    var remoteStreamLimits: [Int] {
+    public var remoteStreamLimits: [Int] {
         slots.withLock { slots in
             slots.compactMap { if case .ready(let connection) = $0 { connection.status.remoteMaximumStreams.load(ordering: .relaxed) } else { nil } }
         }
     }
 
     /// The next connection in turn, opening or replacing it when needed.
-    func connection() async throws -> APNsConnection {
+    public func connection() async throws -> HTTP2Connection {
         let index = next.wrappingAdd(1, ordering: .relaxed).oldValue % settings.connections
-        let future: EventLoopFuture<APNsConnection> = slots.withLock { slots in
+        let future: EventLoopFuture<HTTP2Connection> = slots.withLock { slots in
             switch slots[index] {
             case .ready(let connection) where connection.isUsable:
                 return connection.channel.eventLoop.makeSucceededFuture(connection)
@@ -135,10 +159,10 @@ final class APNsConnectionPool: Sendable {
         return try await future.get()
     }
 
-    private func connect() -> EventLoopFuture<APNsConnection> {
+    private func connect() -> EventLoopFuture<HTTP2Connection> {
         let settings = self.settings
         let sslContext = self.sslContext
-        let status = APNsConnectionStatus()
+        let status = HTTP2ConnectionStatus()
         let isAddress = (try? SocketAddress(ipAddress: settings.host, port: 0)) != nil
         opened.add(1, ordering: .relaxed)
         return ClientBootstrap(group: group ?? PlatformEventLoops.shared)
@@ -158,25 +182,26 @@ final class APNsConnectionPool: Sendable {
                                 HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
                                 HTTP2Setting(parameter: .enablePush, value: 0),
                             ],
-                            // The adapter builds every header block itself from validated values.
+                            // Adapters build every header block themselves from validated values.
                             headerBlockValidation: .disabled,
                             contentLengthValidation: .disabled))
                     try sync.addHandler(
-                        APNsClientHandler(
+                        HTTP2ClientHandler(
                             maximumStreams: settings.maximumStreams, pingInterval: settings.pingInterval,
-                            pingTimeout: settings.pingTimeout, status: status, coalescer: coalescer))
+                            pingTimeout: settings.pingTimeout, status: status, coalescer: coalescer,
+                            maximumBodyBytes: settings.maximumBodyBytes))
                 }
             }
             .connect(host: settings.host, port: settings.port)
             .flatMapThrowing { channel in
-                let handler = try channel.pipeline.syncOperations.handler(type: APNsClientHandler.self)
-                return APNsConnection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop), status: status)
+                let handler = try channel.pipeline.syncOperations.handler(type: HTTP2ClientHandler.self)
+                return HTTP2Connection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop), status: status)
             }
     }
 
     /// Closes every connection.
-    func close() async {
-        let connections: [APNsConnection] = slots.withLock { slots in
+    public func close() async {
+        let connections: [HTTP2Connection] = slots.withLock { slots in
             defer { slots = Array(repeating: .empty, count: slots.count) }
             return slots.compactMap { if case .ready(let connection) = $0 { connection } else { nil } }
         }

@@ -4,35 +4,35 @@ import NIOHPACK
 import NIOHTTP2
 import Testing
 
-@testable import APNs
+@testable import AdapterKit
 
-/// The frame-level APNs client: what it keeps once a batch of requests is answered.
-@Suite struct APNsClientHandlerTests {
+/// The frame-level HTTP/2 client: what it keeps once a batch of requests is answered.
+@Suite struct HTTP2ClientHandlerTests {
     /// A handler on an embedded channel that has received the server's SETTINGS.
-    func connectedHandler() throws -> (EmbeddedChannel, APNsClientHandler) {
-        let handler = APNsClientHandler(
-            maximumStreams: 10, pingInterval: .seconds(60), pingTimeout: .seconds(20), status: APNsConnectionStatus())
+    func connectedHandler() throws -> (EmbeddedChannel, HTTP2ClientHandler) {
+        let handler = HTTP2ClientHandler(
+            maximumStreams: 10, pingInterval: .seconds(60), pingTimeout: .seconds(20), status: HTTP2ConnectionStatus())
         let channel = EmbeddedChannel(handler: handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
         try channel.writeInbound(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([]))))
         return (channel, handler)
     }
 
-    func request() -> APNsRequest {
+    func request() -> HTTP2Request {
         var headers = HPACKHeaders()
         headers.add(name: ":path", value: "/3/device/abc")
-        return APNsRequest(headers: headers, body: ByteBuffer(string: "{}"))
+        return HTTP2Request(headers: headers, body: ByteBuffer(string: "{}"))
     }
 
     @Test func anAnsweredBatchIsReleasedBeforeItsDeadline() throws {
         let (channel, handler) = try connectedHandler()
         defer { _ = try? channel.finish() }
-        weak var released: APNsClientBatch?
-        var answers: [APNsResponse]?
+        weak var released: HTTP2ClientBatch?
+        var answers: [HTTP2Response]?
         do {
-            let promise = channel.eventLoop.makePromise(of: [APNsResponse].self)
+            let promise = channel.eventLoop.makePromise(of: [HTTP2Response].self)
             promise.futureResult.whenSuccess { answers = $0 }
-            let batch = APNsClientBatch(count: 2, promise: promise)
+            let batch = HTTP2ClientBatch(count: 2, promise: promise)
             released = batch
             handler.submit([request(), request()], batch: batch, timeout: .seconds(30))
         }
@@ -44,7 +44,7 @@ import Testing
                 HTTP2Frame(streamID: HTTP2StreamID(stream), payload: .headers(.init(headers: headers, endStream: true))))
         }
         #expect(answers?.map(\.status) == [200, 200])
-        #expect(answers?.map(\.apnsID) == ["id-1", "id-3"])
+        #expect(answers?.map { $0.headers.first(name: "apns-id") } == ["id-1", "id-3"])
         // Neither the handler nor the batch's 30 s deadline holds the answered batch and its answers.
         #expect(released == nil)
     }
@@ -52,10 +52,10 @@ import Testing
     @Test func aBatchNotAnsweredInTimeFailsWithTimeout() throws {
         let (channel, handler) = try connectedHandler()
         defer { _ = try? channel.finish() }
-        var answers: [APNsResponse]?
-        let promise = channel.eventLoop.makePromise(of: [APNsResponse].self)
+        var answers: [HTTP2Response]?
+        let promise = channel.eventLoop.makePromise(of: [HTTP2Response].self)
         promise.futureResult.whenSuccess { answers = $0 }
-        handler.submit([request()], batch: APNsClientBatch(count: 1, promise: promise), timeout: .seconds(30))
+        handler.submit([request()], batch: HTTP2ClientBatch(count: 1, promise: promise), timeout: .seconds(30))
         channel.embeddedEventLoop.advanceTime(by: .seconds(29))
         #expect(answers == nil)
         channel.embeddedEventLoop.advanceTime(by: .seconds(2))

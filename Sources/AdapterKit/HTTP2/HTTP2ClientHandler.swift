@@ -1,59 +1,73 @@
-import AdapterKit
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
 import Synchronization
 
-/// One request to APNs, ready for the wire.
-struct APNsRequest: Sendable {
-    /// The request headers, pseudo-headers first.
-    var headers: HPACKHeaders
-    /// The JSON payload.
-    var body: ByteBuffer
+/// One request for ``HTTP2Connection/send(_:timeout:)``, ready for the wire.
+public struct HTTP2Request: Sendable {
+    /// The request headers, pseudo-headers (`:method`, `:scheme`, `:authority`, `:path`) first, names lowercased.
+    public var headers: HPACKHeaders
+    /// The body.
+    public var body: ByteBuffer
+
+    /// Creates a request.
+    public init(headers: HPACKHeaders, body: ByteBuffer) {
+        self.headers = headers
+        self.body = body
+    }
 }
 
-/// APNs' answer to one request, or why there was none.
-struct APNsResponse: Sendable, Hashable {
+/// The answer to one request, or why there was none.
+public struct HTTP2Response: Sendable {
     /// The HTTP status, or 0 when no answer came (``failure`` says why).
-    var status: Int
-    /// The `reason` of an error body.
-    var reason: String?
-    /// The `timestamp` (ms) of a 410 body.
-    var timestamp: Int64?
-    /// The `retry-after` header.
-    var retryAfter: String?
-    /// The `apns-id` header.
-    var apnsID: String?
-    /// Why no answer came: `ConnectionClosed`, `GoAway`, `StreamReset`, `Timeout`, `ConnectFailed`.
-    var failure: String?
+    public var status: Int
+    /// The response headers (without `:status`).
+    public var headers: HPACKHeaders
+    /// The body, kept up to the connection's bound (``HTTP2ConnectionPool/Settings/maximumBodyBytes``); `nil` when
+    /// empty.
+    public var body: ByteBuffer?
+    /// Why no answer came: `ConnectionClosed`, `GoAway`, `Refused`, `StreamReset`, `Timeout`, `ConnectFailed`, or
+    /// ``notSent``.
+    public var failure: String?
 
-    static func failed(_ why: String) -> APNsResponse { APNsResponse(status: 0, failure: why) }
+    /// Creates a response.
+    public init(status: Int, headers: HPACKHeaders = [:], body: ByteBuffer? = nil, failure: String? = nil) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.failure = failure
+    }
+
+    /// No answer, for `why`.
+    public static func failed(_ why: String) -> HTTP2Response { HTTP2Response(status: 0, failure: why) }
 
     /// The request never left the hub (the connection went away first).
-    static let notSent = "NotSent"
+    public static let notSent = "NotSent"
 
-    /// Whether APNs certainly did not process the request (never sent, or above GOAWAY's last stream id), so it
-    /// can be sent again at once on another connection.
-    var isUnprocessed: Bool { status == 0 && (failure == Self.notSent || failure == "GoAway" || failure == "Refused") }
+    /// Whether the server certainly did not process the request (never sent, refused, or above GOAWAY's last stream
+    /// id), so it can be sent again at once on another connection.
+    public var isUnprocessed: Bool {
+        status == 0 && (failure == Self.notSent || failure == "GoAway" || failure == "Refused")
+    }
 }
 
-/// The requests of one ``APNsConnection/send(_:timeout:)`` call and their answers so far.
+/// The requests of one ``HTTP2Connection/send(_:timeout:)`` call and their answers so far.
 /// Confined to the connection's event loop.
-final class APNsClientBatch {
-    var responses: [APNsResponse?]
+final class HTTP2ClientBatch {
+    var responses: [HTTP2Response?]
     var remaining: Int
-    let promise: EventLoopPromise<[APNsResponse]>
+    let promise: EventLoopPromise<[HTTP2Response]>
     /// The batch's deadline, cancelled when its last answer comes: a pending deadline holds the batch (and its
     /// answers) in the event loop's schedule until it fires.
     var deadline: Scheduled<Void>?
 
-    init(count: Int, promise: EventLoopPromise<[APNsResponse]>) {
+    init(count: Int, promise: EventLoopPromise<[HTTP2Response]>) {
         self.responses = Array(repeating: nil, count: count)
         self.remaining = count
         self.promise = promise
     }
 
-    func complete(_ index: Int, _ response: APNsResponse) {
+    func complete(_ index: Int, _ response: HTTP2Response) {
         guard responses[index] == nil else { return }
         responses[index] = response
         remaining -= 1
@@ -70,47 +84,51 @@ final class APNsClientBatch {
 }
 
 /// Flags of a connection that other threads read.
-final class APNsConnectionStatus: Sendable {
+public final class HTTP2ConnectionStatus: Sendable {
     /// False once the connection got GOAWAY, closed, or failed a keep-alive PING: the pool replaces it.
-    let usable = Atomic<Bool>(true)
+    public let usable = Atomic<Bool>(true)
     /// The server's current `SETTINGS_MAX_CONCURRENT_STREAMS` (0 until its first SETTINGS).
-    let remoteMaximumStreams = Atomic<Int>(0)
+    public let remoteMaximumStreams = Atomic<Int>(0)
     /// The most streams this connection had open at once.
-    let peakStreams = Atomic<Int>(0)
+    public let peakStreams = Atomic<Int>(0)
     /// Keep-alive PINGs the server acknowledged.
-    let pingsAcknowledged = Atomic<Int>(0)
+    public let pingsAcknowledged = Atomic<Int>(0)
+
+    /// Creates the flags of a new connection.
+    public init() {}
 }
 
-/// Drives APNs requests over one HTTP/2 connection at frame level: allocates stream ids, keeps at most
+/// Drives requests over one HTTP/2 connection at frame level: allocates stream ids, keeps at most
 /// min(server's `SETTINGS_MAX_CONCURRENT_STREAMS`, configured maximum) streams open and queues the rest, matches
 /// answers to requests, sends keep-alive PINGs, and fails what is left when the server sends GOAWAY or the
 /// connection closes.
 ///
 /// Confined to its channel's event loop.
-final class APNsClientHandler: ChannelInboundHandler {
+final class HTTP2ClientHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
     private struct Pending {
-        var batch: APNsClientBatch
+        var batch: HTTP2ClientBatch
         var index: Int
-        var request: APNsRequest
+        var request: HTTP2Request
     }
 
     private struct InFlight {
-        var batch: APNsClientBatch
+        var batch: HTTP2ClientBatch
         var index: Int
-        var response = APNsResponse(status: 0)
-        var body: ByteBuffer?
+        var response = HTTP2Response(status: 0)
     }
 
     private let maximumStreams: Int
     private let pingInterval: TimeAmount
     private let pingTimeout: TimeAmount
-    private var keepAlive: APNsKeepAlive?
-    let status: APNsConnectionStatus
+    private var keepAlive: HTTP2KeepAlive?
+    let status: HTTP2ConnectionStatus
+    /// Bytes of a response body kept; the rest is read and dropped.
+    private let maximumBodyBytes: Int
     private var context: ChannelHandlerContext?
-    // APNs starts at 1 until the first authenticated request; assume that until the server's SETTINGS arrive.
+    // Assume one stream until the server's SETTINGS arrive (APNs allows one until the first authenticated request).
     private var remoteMaximumStreams = 1
     private var nextStreamID = HTTP2StreamID(1)
     private var queue = CircularBuffer<Pending>(initialCapacity: 64)
@@ -127,9 +145,10 @@ final class APNsClientHandler: ChannelInboundHandler {
     private let coalescer: WriteCoalescingHandler?
 
     init(
-        maximumStreams: Int, pingInterval: TimeAmount, pingTimeout: TimeAmount, status: APNsConnectionStatus,
-        coalescer: WriteCoalescingHandler? = nil
+        maximumStreams: Int, pingInterval: TimeAmount, pingTimeout: TimeAmount, status: HTTP2ConnectionStatus,
+        coalescer: WriteCoalescingHandler? = nil, maximumBodyBytes: Int = 4096
     ) {
+        self.maximumBodyBytes = maximumBodyBytes
         self.maximumStreams = maximumStreams
         self.pingInterval = pingInterval
         self.pingTimeout = pingTimeout
@@ -158,7 +177,7 @@ final class APNsClientHandler: ChannelInboundHandler {
 
     private func schedulePing(context: ChannelHandlerContext) {
         let loop = context.eventLoop
-        if keepAlive == nil { keepAlive = APNsKeepAlive(interval: pingInterval, timeout: pingTimeout, now: loop.now) }
+        if keepAlive == nil { keepAlive = HTTP2KeepAlive(interval: pingInterval, timeout: pingTimeout, now: loop.now) }
         guard let due = keepAlive?.nextTick else { return }
         pingTask = loop.assumeIsolated().scheduleTask(deadline: due) { [weak self] in
             guard let self, !self.closed, let action = self.keepAlive?.tick(now: loop.now) else { return }
@@ -185,10 +204,10 @@ final class APNsClientHandler: ChannelInboundHandler {
         let flying = inFlight
         inFlight.removeAll()
         for (_, request) in flying { request.batch.complete(request.index, .failed(why)) }
-        while let pending = queue.popFirst() { pending.batch.complete(pending.index, .failed(APNsResponse.notSent)) }
+        while let pending = queue.popFirst() { pending.batch.complete(pending.index, .failed(HTTP2Response.notSent)) }
     }
 
-    private func ping(_ action: APNsKeepAlive.Action) {
+    private func ping(_ action: HTTP2KeepAlive.Action) {
         guard let context, !closed else { return }
         switch action {
         case .wait:
@@ -204,9 +223,9 @@ final class APNsClientHandler: ChannelInboundHandler {
     }
 
     /// Queues requests and opens as many streams as allowed.
-    func submit(_ requests: [APNsRequest], batch: APNsClientBatch, timeout: TimeAmount) {
+    func submit(_ requests: [HTTP2Request], batch: HTTP2ClientBatch, timeout: TimeAmount) {
         guard !closed, status.usable.load(ordering: .relaxed), let context else {
-            batch.failRemaining(APNsResponse.notSent)
+            batch.failRemaining(HTTP2Response.notSent)
             return
         }
         for (index, request) in requests.enumerated() { queue.append(Pending(batch: batch, index: index, request: request)) }
@@ -218,7 +237,7 @@ final class APNsClientHandler: ChannelInboundHandler {
         drain()
     }
 
-    private func cancel(_ batch: APNsClientBatch) {
+    private func cancel(_ batch: HTTP2ClientBatch) {
         guard let context else { return }
         for (streamID, request) in inFlight where request.batch === batch {
             inFlight.removeValue(forKey: streamID)
@@ -292,12 +311,14 @@ final class APNsClientHandler: ChannelInboundHandler {
         switch frame.payload {
         case .headers(let headers):
             guard var request = inFlight[frame.streamID] else { return }
-            for (name, value, _) in headers.headers {
-                switch name {
-                case ":status": request.response.status = Int(value) ?? 0
-                case "apns-id": request.response.apnsID = value
-                case "retry-after": request.response.retryAfter = value
-                default: break
+            // The first HEADERS frame is the answer's head; a later one (trailers) is not read.
+            if request.response.status == 0 {
+                for (name, value, indexing) in headers.headers {
+                    if name == ":status" {
+                        request.response.status = Int(value) ?? 0
+                    } else if !name.hasPrefix(":") {
+                        request.response.headers.add(name: name, value: value, indexing: indexing)
+                    }
                 }
             }
             if headers.endStream {
@@ -308,8 +329,10 @@ final class APNsClientHandler: ChannelInboundHandler {
         case .data(let data):
             returnToConnectionWindow(data.data.readableBytes + (data.paddingBytes ?? 0), context: context)
             guard var request = inFlight[frame.streamID] else { return }
-            if case .byteBuffer(var buffer) = data.data, buffer.readableBytes > 0, (request.body?.readableBytes ?? 0) < 4096 {
-                if request.body == nil { request.body = buffer } else { request.body!.writeBuffer(&buffer) }
+            let kept = request.response.body?.readableBytes ?? 0
+            if case .byteBuffer(var buffer) = data.data, buffer.readableBytes > 0, kept < maximumBodyBytes {
+                var part = buffer.readSlice(length: min(buffer.readableBytes, maximumBodyBytes - kept)) ?? ByteBuffer()
+                if request.response.body == nil { request.response.body = part } else { request.response.body!.writeBuffer(&part) }
             }
             if data.endStream {
                 finish(frame.streamID, request)
@@ -338,7 +361,7 @@ final class APNsClientHandler: ChannelInboundHandler {
                 inFlight.removeValue(forKey: streamID)
                 request.batch.complete(request.index, .failed("GoAway"))
             }
-            while let pending = queue.popFirst() { pending.batch.complete(pending.index, .failed(APNsResponse.notSent)) }
+            while let pending = queue.popFirst() { pending.batch.complete(pending.index, .failed(HTTP2Response.notSent)) }
             if inFlight.isEmpty { context.close(promise: nil) }
         default:
             break
@@ -362,11 +385,7 @@ final class APNsClientHandler: ChannelInboundHandler {
 
     private func finish(_ streamID: HTTP2StreamID, _ request: InFlight) {
         inFlight.removeValue(forKey: streamID)
-        var response = request.response
-        if let body = request.body, response.status != 200 {
-            (response.reason, response.timestamp) = APNsResponseBody.parse(body)
-        }
-        request.batch.complete(request.index, response)
+        request.batch.complete(request.index, request.response)
         if !status.usable.load(ordering: .relaxed) && inFlight.isEmpty && queue.isEmpty {
             context?.close(promise: nil)
         } else {

@@ -5,15 +5,15 @@ import NIOHTTP2
 import Synchronization
 import Testing
 
-@testable import APNs
+@testable import AdapterKit
 
 /// Keep-alive PINGs: when one is sent, when an unanswered one closes the connection, and that a held-up event loop
 /// does not count against the server.
-@Suite struct APNsKeepAliveTests {
+@Suite struct HTTP2KeepAliveTests {
     let start = NIODeadline.uptimeNanoseconds(1_000_000_000)
 
     @Test func aPingIsSentEachIntervalWhileTheServerAnswers() {
-        var keepAlive = APNsKeepAlive(interval: .seconds(1), timeout: .seconds(3), now: start)
+        var keepAlive = HTTP2KeepAlive(interval: .seconds(1), timeout: .seconds(3), now: start)
         #expect(keepAlive.nextTick == start + .seconds(1))
         for second in 1...10 {
             #expect(keepAlive.tick(now: start + .seconds(Int64(second))) == .sendPing)
@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test func anUnansweredPingClosesTheConnectionOnceItsTimeoutHasPassed() {
-        var keepAlive = APNsKeepAlive(interval: .seconds(1), timeout: .seconds(3), now: start)
+        var keepAlive = HTTP2KeepAlive(interval: .seconds(1), timeout: .seconds(3), now: start)
         #expect(keepAlive.tick(now: start + .seconds(1)) == .sendPing)
         #expect(keepAlive.tick(now: start + .seconds(2)) == .wait)
         #expect(keepAlive.tick(now: start + .seconds(3)) == .wait)
@@ -31,7 +31,7 @@ import Testing
     }
 
     @Test func aTickThatRunsLateDoesNotCountTheStallAgainstTheServer() {
-        var keepAlive = APNsKeepAlive(interval: .seconds(1), timeout: .seconds(3), now: start)
+        var keepAlive = HTTP2KeepAlive(interval: .seconds(1), timeout: .seconds(3), now: start)
         #expect(keepAlive.tick(now: start + .seconds(1)) == .sendPing)
         // The loop was held up for 10 s: the acknowledgement may be waiting to be read, so no verdict yet.
         #expect(keepAlive.tick(now: start + .seconds(12)) == .wait)
@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func aStallAfterThePingMovesItsDeadlineByTheStallOnly() {
-        var keepAlive = APNsKeepAlive(interval: .seconds(1), timeout: .seconds(3), now: start)
+        var keepAlive = HTTP2KeepAlive(interval: .seconds(1), timeout: .seconds(3), now: start)
         #expect(keepAlive.tick(now: start + .seconds(1)) == .sendPing)
         #expect(keepAlive.tick(now: start + .seconds(2)) == .wait)
         // Due at 3 s, ran at 5 s: 2 s of stall move the deadline from 4 s to 6 s.
@@ -56,9 +56,9 @@ import Testing
     // MARK: The handler
 
     /// A connected handler with a 1 s PING interval and a 3 s timeout, on an embedded loop whose clock the test moves.
-    func connectedHandler() throws -> (EmbeddedChannel, APNsClientHandler, APNsConnectionStatus) {
-        let status = APNsConnectionStatus()
-        let handler = APNsClientHandler(maximumStreams: 10, pingInterval: .seconds(1), pingTimeout: .seconds(3), status: status)
+    func connectedHandler() throws -> (EmbeddedChannel, HTTP2ClientHandler, HTTP2ConnectionStatus) {
+        let status = HTTP2ConnectionStatus()
+        let handler = HTTP2ClientHandler(maximumStreams: 10, pingInterval: .seconds(1), pingTimeout: .seconds(3), status: status)
         let channel = EmbeddedChannel(handler: handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
         try channel.writeInbound(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([]))))
@@ -93,13 +93,13 @@ import Testing
     @Test func theHandlerClosesAConnectionWhosePingIsNotAcknowledgedAndFailsWhatIsInFlight() throws {
         let (channel, handler, status) = try connectedHandler()
         defer { _ = try? channel.finish() }
-        var answers: [APNsResponse]?
-        let promise = channel.eventLoop.makePromise(of: [APNsResponse].self)
+        var answers: [HTTP2Response]?
+        let promise = channel.eventLoop.makePromise(of: [HTTP2Response].self)
         promise.futureResult.whenSuccess { answers = $0 }
         var headers = HPACKHeaders()
         headers.add(name: ":path", value: "/3/device/abc")
         handler.submit(
-            [APNsRequest(headers: headers, body: ByteBuffer(string: "{}"))], batch: APNsClientBatch(count: 1, promise: promise),
+            [HTTP2Request(headers: headers, body: ByteBuffer(string: "{}"))], batch: HTTP2ClientBatch(count: 1, promise: promise),
             timeout: .seconds(30))
         _ = try pingsWritten(channel)
         channel.embeddedEventLoop.advanceTime(by: .seconds(1))
