@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOFoundationCompat
+import NIOHPACK
 import NIOHTTP1
 import NIOSSL
 import ServiceLifecycle
@@ -13,8 +14,9 @@ import ServiceLifecycle
 ///
 /// Serves installations with platform `fcmv1` (payloads in the `fcmv1` format, `{"message": {...}}` without a
 /// target) and `gcm` (Azure's legacy `gcm` format, translated to v1 because Google retired the legacy API). See
-/// ``FCMMessage`` for the data-value rule. Many requests are in flight at once over HTTP/2 (negotiated by ALPN) or
-/// pooled HTTP/1.1, at most ``Configuration/maximumConcurrentRequests``.
+/// ``FCMMessage`` for the data-value rule. FCM takes one request per device: a batch's requests go out together on
+/// concurrent HTTP/2 streams of a few long-lived connections driven at frame level (``HTTP2ConnectionPool``), at most
+/// ``Configuration/maximumConcurrentRequests`` in flight over all connections.
 public final class FCMAdapter: PlatformAdapter, Sendable {
     /// The adapter's settings.
     public struct Configuration: Sendable {
@@ -30,7 +32,8 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         public var tokenRenewalMargin: Duration
         /// How long a connection attempt may take (failed attempts are retried within it).
         public var connectTimeout: Duration
-        /// HTTP clients (each one HTTP/2 connection on its own event loop) that requests are spread over.
+        /// HTTP/2 connections that batches are spread over; each carries up to
+        /// ``maximumConcurrentRequests`` ÷ `connections` streams at once (fewer if FCM allows fewer).
         public var connections: Int
         /// How `fcmv1` handles are addressed: registration tokens, Firebase installation IDs, or by form.
         public var target: FCMTarget
@@ -38,8 +41,8 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         /// Creates settings; the defaults suit Google's production endpoint.
         public init(
             endpoint: String = "https://fcm.googleapis.com", caCertificatePEM: String? = nil,
-            maximumConcurrentRequests: Int = 1000, requestTimeout: Duration = .seconds(30),
-            tokenRenewalMargin: Duration = .seconds(300), connectTimeout: Duration = .seconds(10), connections: Int = 16,
+            maximumConcurrentRequests: Int = 3200, requestTimeout: Duration = .seconds(30),
+            tokenRenewalMargin: Duration = .seconds(300), connectTimeout: Duration = .seconds(10), connections: Int = 32,
             target: FCMTarget = .automatic
         ) {
             self.target = target
@@ -81,9 +84,12 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
     public let projectID: String
     /// The access-token source (exposed so tests and benchmarks can read its request count).
     public let tokens: FCMAccessTokenProvider
+    /// The token endpoint's client (a request an hour).
     private let http: LazyHTTPClient
-    private let sendURL: String
-    private let limiter: AsyncSemaphore
+    /// The send endpoint's connections.
+    let pool: HTTP2ConnectionPool
+    private let authority: String
+    private let sendPath: String
     private let requestTimeout: Duration
     private let logger: Logger
     /// How `fcmv1` handles are addressed.
@@ -104,10 +110,27 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
             account: serviceAccount, client: lazy, renewalMargin: configuration.tokenRenewalMargin,
             requestTimeout: timeout, logger: logger)
         projectID = serviceAccount.projectID
-        var endpoint = configuration.endpoint
-        while endpoint.hasSuffix("/") { endpoint.removeLast() }
-        sendURL = "\(endpoint)/v1/projects/\(serviceAccount.projectID)/messages:send"
-        limiter = AsyncSemaphore(permits: configuration.maximumConcurrentRequests)
+        guard let url = URL(string: configuration.endpoint), url.scheme?.lowercased() == "https", let host = url.host,
+            !host.isEmpty
+        else {
+            throw HubError(.invalidConfiguration, "endpoint must be an https:// URL, e.g. https://fcm.googleapis.com")
+        }
+        let port = url.port ?? 443
+        var base = url.path
+        while base.hasSuffix("/") { base.removeLast() }
+        sendPath = "\(base)/v1/projects/\(serviceAccount.projectID)/messages:send"
+        authority = port == 443 ? host : "\(host):\(port)"
+        let connections = max(1, min(configuration.connections, configuration.maximumConcurrentRequests))
+        do {
+            pool = try HTTP2ConnectionPool(
+                settings: .init(
+                    host: host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: port, connections: connections,
+                    maximumStreams: max(1, (configuration.maximumConcurrentRequests + connections - 1) / connections),
+                    connectTimeout: configuration.connectTimeout.timeAmount, pingInterval: .seconds(60), pingTimeout: .seconds(20),
+                    caCertificatePEM: configuration.caCertificatePEM, maximumBodyBytes: 64 * 1024))
+        } catch {
+            throw HubError(.invalidConfiguration, "caCertificate is not a usable PEM CA certificate")
+        }
         target = configuration.target
         self.logger = logger
     }
@@ -118,8 +141,9 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
         try await shutdown()
     }
 
-    /// Closes the HTTP client; call it once when the adapter is not run as a service.
+    /// Closes the connections and the token endpoint's client; call it once when the adapter is not run as a service.
     public func shutdown() async throws {
+        await pool.close()
         try await http.shutdown()
     }
 
@@ -212,60 +236,107 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
                     reason: error.code == .payloadTooLarge ? "MessageTooBig" : "InvalidPayload")
             }
         }
-        await withTaskGroup(of: (Int, DeliveryResult).self) { group in
-            for (index, delivery) in deliveries.enumerated() {
-                guard let message = messages[index], let handle = delivery.pushChannel.handle else { continue }
-                let kind = kinds[index]
-                group.addTask {
-                    await self.limiter.withPermit {
-                        (index, await self.send(message.body(target: kind, handle: handle), retry: delivery.attempt - 1, context: context))
-                    }
-                }
-            }
-            for await (index, result) in group { results[index] = result }
+        var sent: [Int] = []
+        var bodies: [ByteBuffer] = []
+        for (index, delivery) in deliveries.enumerated() {
+            guard let message = messages[index], let handle = delivery.pushChannel.handle else { continue }
+            sent.append(index)
+            bodies.append(message.body(target: kinds[index], handle: handle))
         }
+        let answers = await send(bodies, retries: sent.map { deliveries[$0].attempt - 1 }, context: context)
+        for (position, index) in sent.enumerated() { results[index] = answers[position] }
         return results.map { $0 ?? DeliveryResult(.unknownError) }
     }
 
-    /// Sends one request, renewing the access token once if FCM answers 401; bounded by the call's deadline. `retry`
-    /// is the delivery's retry number, for its span (``PlatformTracing``).
+    /// Sends one request (see ``send(_:retries:context:)``).
     func send(_ body: ByteBuffer, retry: Int = 0, context: DeliveryContext) async -> DeliveryResult {
-        await PlatformTracing.request(retry: retry) { request in await send(body, context: context, request: &request) }
+        await send([body], retries: [retry], context: context)[0]
     }
 
-    private func send(_ body: ByteBuffer, context: DeliveryContext, request trace: inout PlatformTracing.Request) async -> DeliveryResult {
-        var renewed = false
-        while true {
-            let token: FCMAccessToken
+    /// Sends requests together on the next connection's streams, with one access token; renews the token once and
+    /// sends again those FCM answered 401; sends requests FCM certainly did not process (the connection went away
+    /// first) once more on a fresh connection. Bounded by the call's deadline. `retries` are the deliveries' retry
+    /// numbers, for their spans (``PlatformTracing``).
+    func send(_ bodies: [ByteBuffer], retries: [Int], context: DeliveryContext) async -> [DeliveryResult] {
+        guard !bodies.isEmpty else { return [] }
+        var token: FCMAccessToken
+        do {
+            token = try await tokens.token()
+        } catch {
+            let result = Self.result(for: error)
+            return bodies.map { _ in result }
+        }
+        let started = PlatformTracing.startOfRequests()
+        var responses = await send(bodies.map { request($0, token: token) }, context: context)
+        var renewed: Set<Int> = []
+        let refused = responses.indices.filter { responses[$0].status == 401 }
+        if !refused.isEmpty {
+            context.logger.info("FCM refused the access token; obtaining a new one", metadata: ["push.platform": "fcm"])
+            await tokens.invalidate(token)
             do {
                 token = try await tokens.token()
+                let again = await send(refused.map { request(bodies[$0], token: token) }, context: context)
+                for (position, index) in refused.enumerated() { responses[index] = again[position] }
+                renewed = Set(refused)
             } catch {
-                return Self.result(for: error)
+                // The 401 answers stand: they map to InvalidCredentials.
             }
-            var request = HTTPClientRequest(url: sendURL)
-            request.method = .POST
-            request.headers.add(name: "authorization", value: "Bearer \(token.value)")
-            request.headers.add(name: "content-type", value: "application/json; charset=UTF-8")
-            request.body = .bytes(body)
-            let response: HTTPClientResponse
-            let responseBody: ByteBuffer
-            do {
-                response = try await http.client().execute(request, timeout: context.timeout(atMost: requestTimeout).timeAmount)
-            } catch {
-                return DeliveryResult(.pnsUnreachable, reason: "\(type(of: error))")
-            }
-            // The status decides; an error body too large or cut short is read as far as it goes.
-            responseBody = await response.body.prefix(upTo: 64 * 1024)
-            trace.status = Int(response.status.code)
-            if response.status == .unauthorized, !renewed {
-                renewed = true
-                trace.renewedToken = true
-                context.logger.info("FCM refused the access token; obtaining a new one", metadata: ["push.platform": "fcm"])
-                await tokens.invalidate(token)
-                continue
-            }
-            return Self.result(status: response.status, headers: response.headers, body: responseBody, now: context.clock.now())
         }
+        let now = context.clock.now()
+        let results = responses.map { Self.result(for: $0, now: now) }
+        if started != nil {
+            PlatformTracing.record(
+                startedAt: started,
+                results.indices.map { index in
+                    let status = responses[index].status
+                    return (
+                        PlatformTracing.Request(
+                            retry: retries[index], status: status == 0 ? nil : status, renewedToken: renewed.contains(index)),
+                        results[index]
+                    )
+                })
+        }
+        return results
+    }
+
+    /// One `messages:send` request.
+    private func request(_ body: ByteBuffer, token: FCMAccessToken) -> HTTP2Request {
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(7)
+        headers.add(name: ":method", value: "POST")
+        headers.add(name: ":scheme", value: "https")
+        headers.add(name: ":authority", value: authority)
+        headers.add(name: ":path", value: sendPath)
+        headers.add(name: "authorization", value: "Bearer \(token.value)", indexing: .neverIndexed)
+        headers.add(name: "content-type", value: "application/json; charset=UTF-8")
+        headers.add(name: "content-length", value: String(body.readableBytes))
+        return HTTP2Request(headers: headers, body: body)
+    }
+
+    /// Sends over the pool's connections, and once more what FCM certainly did not process.
+    private func send(_ requests: [HTTP2Request], context: DeliveryContext) async -> [HTTP2Response] {
+        var responses = await sendOnce(requests, context: context)
+        let unprocessed = responses.indices.filter { responses[$0].isUnprocessed }
+        if !unprocessed.isEmpty {
+            let again = await sendOnce(unprocessed.map { requests[$0] }, context: context)
+            for (position, index) in unprocessed.enumerated() { responses[index] = again[position] }
+        }
+        return responses
+    }
+
+    private func sendOnce(_ requests: [HTTP2Request], context: DeliveryContext) async -> [HTTP2Response] {
+        await pool.send(
+            requests, timeout: context.timeout(atMost: requestTimeout).timeAmount, logger: context.logger, platform: "fcm")
+    }
+
+    /// Maps an answer, or its absence, to an outcome.
+    static func result(for response: HTTP2Response, now: Date) -> DeliveryResult {
+        guard response.status != 0 else {
+            return DeliveryResult(.pnsUnreachable, reason: response.failure ?? "ConnectionClosed")
+        }
+        return result(
+            status: response.status, retryAfter: response.headers.first(name: "retry-after"),
+            body: response.body ?? ByteBuffer(), now: now)
     }
 
     /// Maps a token failure to every delivery's outcome.
@@ -281,12 +352,17 @@ public final class FCMAdapter: PlatformAdapter, Sendable {
 
     /// Maps an FCM answer to an outcome (see `docs/adapters/FCM.md`).
     static func result(status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer, now: Date = Date()) -> DeliveryResult {
-        if status == .ok { return .success }
+        result(status: Int(status.code), retryAfter: headers.first(name: "retry-after"), body: body, now: now)
+    }
+
+    /// Maps an FCM answer (status, `Retry-After`, body) to an outcome.
+    static func result(status: Int, retryAfter header: String?, body: ByteBuffer, now: Date = Date()) -> DeliveryResult {
+        if status == 200 { return .success }
         let error = FCMErrorResponse(body: body)
-        let reason = FCMReason(rawValue: error.errorCode ?? error.status ?? "HTTP\(status.code)")
+        let reason = FCMReason(rawValue: error.errorCode ?? error.status ?? "HTTP\(status)")
         let code = reason.rawValue
-        let retryAfter = RetryAfter.parse(headers.first(name: "retry-after"))
-        switch (status.code, reason) {
+        let retryAfter = RetryAfter.parse(header)
+        switch (status, reason) {
         case (_, .unregistered), (404, _):
             return DeliveryResult(.expiredChannel, reason: code, channelExpiredAt: now)
         case (_, .senderIDMismatch):

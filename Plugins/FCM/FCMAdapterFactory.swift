@@ -9,8 +9,8 @@ import Foundation
 ///     serviceAccount: {file: keys/service-account.json}   # a secret: the service-account JSON
 ///     endpoint: https://fcm.googleapis.com                # default
 ///     caCertificate: .emulator/emulator-ca.pem            # optional extra CA (emulator only)
-///     maximumConcurrentRequests: 1000                     # requests in flight at once
-///     connections: 16                                     # HTTP clients (HTTP/2 connections) to spread them over
+///     maximumConcurrentRequests: 3200                     # requests in flight at once
+///     connections: 32                                     # HTTP/2 connections to spread them over
 ///     requestTimeoutSeconds: 30
 ///     connectTimeoutSeconds: 10
 ///     tokenRenewalMarginSeconds: 300                      # renew access tokens this long before they expire

@@ -4,6 +4,7 @@ import NIOHPACK
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
+import Logging
 import Synchronization
 
 /// One HTTP/2 connection of an ``HTTP2ConnectionPool``.
@@ -197,6 +198,37 @@ public final class HTTP2ConnectionPool: Sendable {
                 let handler = try channel.pipeline.syncOperations.handler(type: HTTP2ClientHandler.self)
                 return HTTP2Connection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop), status: status)
             }
+    }
+
+    /// Sends requests spread over the pool's connections, in chunks of at most ``Settings/maximumStreams`` each on
+    /// the next connection in turn, so that one large batch fills every connection's streams instead of queueing on
+    /// one; returns one response each, in order. A connection that cannot be opened answers its chunk with the
+    /// failure `ConnectFailed`, logged once per chunk with `platform` as `push.platform`.
+    public func send(
+        _ requests: [HTTP2Request], timeout: TimeAmount, logger: Logger, platform: String
+    ) async -> [HTTP2Response] {
+        let chunk = max(1, settings.maximumStreams)
+        @Sendable func sendChunk(_ requests: ArraySlice<HTTP2Request>) async -> [HTTP2Response] {
+            do {
+                return try await connection().send(Array(requests), timeout: timeout)
+            } catch {
+                logger.warning(
+                    "cannot connect to the platform", metadata: ["push.platform": "\(platform)", "error": "\(error)"])
+                return requests.map { _ in .failed("ConnectFailed") }
+            }
+        }
+        guard requests.count > chunk else { return await sendChunk(requests[...]) }
+        return await withTaskGroup(of: (Int, [HTTP2Response]).self) { group in
+            for start in stride(from: 0, to: requests.count, by: chunk) {
+                let slice = requests[start..<min(start + chunk, requests.count)]
+                group.addTask { (start, await sendChunk(slice)) }
+            }
+            var responses = [HTTP2Response](repeating: .failed(HTTP2Response.notSent), count: requests.count)
+            for await (start, answers) in group {
+                responses.replaceSubrange(start..<start + answers.count, with: answers)
+            }
+            return responses
+        }
     }
 
     /// Closes every connection.
