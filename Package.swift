@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "WebPush", targets: ["WebPush"]),
         .library(name: "HMS", targets: ["HMS"]),
         .library(name: "ADM", targets: ["ADM"]),
+        .library(name: "Baidu", targets: ["Baidu"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -182,6 +183,7 @@ let package = Package(
                 "WebPush",
                 "HMS",
                 "ADM",
+                "Baidu",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -275,6 +277,36 @@ let package = Package(
             dependencies: [
                 "ADM", "PushEmulator", "NotificationHub", "HubServer", "HubTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Baidu",
+            dependencies: [
+                "AdapterKit",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Plugins/Baidu",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "BaiduTests",
+            dependencies: [
+                "Baidu", "PushEmulator", "NotificationHub", "HubServer", "HubTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -1,5 +1,6 @@
 import ADM
 import APNs
+import Baidu
 import FCM
 import HMS
 import NotificationHub
@@ -30,6 +31,7 @@ enum BuiltIns {
         BuiltInPlugin(WebPushAdapterFactory.self, emulator: WebPushEmulatorFactory.self),
         BuiltInPlugin(HMSAdapterFactory.self, emulator: HMSEmulatorFactory.self),
         BuiltInPlugin(ADMAdapterFactory.self, emulator: ADMEmulatorFactory.self),
+        BuiltInPlugin(BaiduAdapterFactory.self, emulator: BaiduEmulatorFactory.self),
     ]
 
     /// Adapter factories, selected in `hub.yaml` by `type`.
