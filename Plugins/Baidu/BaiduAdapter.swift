@@ -221,7 +221,7 @@ public final class BaiduAdapter: PlatformAdapter, Sendable {
 
     /// The form parameters of a push to `channels` (one: `push/single_device`; more: `push/batch_device`), without
     /// `sign`.
-    func parameters(_ message: BaiduMessage, to channels: [String], timestamp: Int64) -> [String: String] {
+    func parameters(_ message: BaiduMessage, to channels: [String], timestamp: Int64, now: Date) -> [String: String] {
         var parameters = [
             "apikey": settings.apiKey, "timestamp": String(timestamp), "device_type": String(settings.deviceType.rawValue),
             "msg_type": String(message.type.rawValue), "msg": message.text,
@@ -233,6 +233,9 @@ public final class BaiduAdapter: PlatformAdapter, Sendable {
             parameters["channel_ids"] = JSONValue.array(channels.map { .string($0) }).jsonString()
             parameters["topic_id"] = settings.topicID
         }
+        // single_device keeps a message 0 to 604,800 seconds, batch_device 1 to 86,400 ("Http Rest API 开发文档 V3.0").
+        let range = channels.count == 1 ? 0...BaiduSettings.maximumMessageExpiry : 1...86_400
+        if let seconds = message.messageExpires(now: now, in: range) { parameters["msg_expires"] = String(seconds) }
         return parameters
     }
 
@@ -244,8 +247,9 @@ public final class BaiduAdapter: PlatformAdapter, Sendable {
     func send(_ message: BaiduMessage, to channels: [String], retry: Int = 0, context: DeliveryContext) async -> DeliveryResult {
         await PlatformTracing.request(retry: retry, deliveries: channels.count) { trace in
             let url = self.url(channels.count == 1 ? "push/single_device" : "push/batch_device")
-            let timestamp = PlatformNumber.int64(context.clock.now().timeIntervalSince1970.rounded(.down)) ?? 0
-            var parameters = self.parameters(message, to: channels, timestamp: timestamp)
+            let now = context.clock.now()
+            let timestamp = PlatformNumber.int64(now.timeIntervalSince1970.rounded(.down)) ?? 0
+            var parameters = self.parameters(message, to: channels, timestamp: timestamp, now: now)
             parameters["sign"] = BaiduSignature.sign(method: "POST", url: url, parameters: parameters, secretKey: settings.secretKey)
             var request = HTTPClientRequest(url: url)
             request.method = .POST

@@ -13,7 +13,8 @@ import NIOCore
 /// Checked here: `msg` is a JSON object ("消息内容,json格式") of at most 4,096 bytes; an Android notification has a
 /// string `description` (the notification's text, required), and `title`, `url`, `pkg_content` as strings,
 /// `notification_builder_id`, `notification_basic_style` and `open_type` as integers, `custom_content` as an
-/// object when given ("消息/通知数据格式"); an iOS notification has an `aps` object.
+/// object when given ("消息/通知数据格式"); an iOS notification has an `aps` object. `ServiceBusNotification-Expiry`,
+/// when given, becomes `msg_expires` (the seconds left, within the method's range).
 public struct BaiduMessage: Sendable, Hashable {
     /// The largest `msg` accepted, in bytes.
     public static let maximumBytes = 4096
@@ -40,6 +41,9 @@ public struct BaiduMessage: Sendable, Hashable {
     public let type: MessageType
     /// `msg`, as sent.
     public let text: String
+    /// When the message expires, from `ServiceBusNotification-Expiry` (ISO 8601 or Unix seconds), if the send says;
+    /// sent as `msg_expires`, the seconds left.
+    public let expiry: Date?
 
     /// Checks a payload and its headers for an app of `deviceType`.
     /// - Throws: ``HubError`` with `payloadTooLarge` or `invalidNotification`, saying what to fix.
@@ -50,9 +54,25 @@ public struct BaiduMessage: Sendable, Hashable {
         }
     }
 
-    init(type: MessageType, text: String) {
+    init(type: MessageType, text: String, expiry: Date? = nil) {
         self.type = type
         self.text = text
+        self.expiry = expiry
+    }
+
+    /// A `ServiceBusNotification-Expiry` value: Unix seconds or an ISO 8601 time.
+    static func date(_ text: String) -> Date? {
+        if let seconds = PlatformNumber.int64(text) { return Date(timeIntervalSince1970: Double(seconds)) }
+        if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
+        return try? Date.ISO8601FormatStyle().parse(text)
+    }
+
+    /// `msg_expires` for a message sent at `now`: the whole seconds left until ``expiry``, within `range`.
+    public func messageExpires(now: Date, in range: ClosedRange<Int>) -> Int? {
+        guard let expiry else { return nil }
+        let seconds = expiry.timeIntervalSince(now).rounded(.down)
+        guard !seconds.isNaN else { return range.lowerBound }
+        return Int(min(Double(range.upperBound), max(Double(range.lowerBound), seconds)))
     }
 
     /// Checks a payload and its headers, naming the reason Baidu would refuse them with.
@@ -72,11 +92,18 @@ public struct BaiduMessage: Sendable, Hashable {
         if payload.readableBytes > maximumBytes {
             return refuse("a baidu msg is at most \(maximumBytes) bytes; this one is \(payload.readableBytes)", tooLarge: true)
         }
+        var expiry: Date?
+        if let value = headers[NotificationHeaders.expiry] {
+            guard let date = date(value) else {
+                return refuse("\(NotificationHeaders.expiry) must be an ISO 8601 time or Unix seconds; got '\(value.prefix(40))'")
+            }
+            expiry = date
+        }
         let bytes = Array(payload.readableBytesView)
         guard let text = String(validatingUTF8Bytes: bytes), case .object(let root)? = try? JSONValue(parsing: bytes) else {
             return refuse(#"a baidu payload is the msg JSON object, e.g. {"title":"Hello","description":"World"}"#)
         }
-        guard type == .notification else { return .success(BaiduMessage(type: type, text: text)) }
+        guard type == .notification else { return .success(BaiduMessage(type: type, text: text, expiry: expiry)) }
         switch deviceType {
         case .android:
             guard case .string(let description)? = root["description"], !description.isEmpty else {
@@ -102,7 +129,7 @@ public struct BaiduMessage: Sendable, Hashable {
                 return refuse(#"an iOS notification (X-Baidu-Message-Type: 1) needs an "aps" object: {"aps":{"alert":"Hello"}}"#)
             }
         }
-        return .success(BaiduMessage(type: type, text: text))
+        return .success(BaiduMessage(type: type, text: text, expiry: expiry))
     }
 }
 

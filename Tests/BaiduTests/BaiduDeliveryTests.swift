@@ -189,4 +189,25 @@ import Testing
                 notification: NotificationContent(format: .baidu, body: ByteBuffer(string: announcements[0].body), headers: announcements[0].headers))
         }
     }
+
+    @Test func theSendsExpiryBecomesMsgExpiresWithinEachMethodsRange() async throws {
+        try await BaiduHarness.with(batchSize: 10) { hub in
+            let now = Date()
+            let inAnHour = Date.ISO8601FormatStyle().format(now.addingTimeInterval(3600))
+            #expect(await hub.deliver(Self.notification, headers: ["ServiceBusNotification-Expiry": inAnHour], to: [BaiduHarness.handle(1)]) == [.success])
+            let hour = try #require(hub.emulator.recorder.accepted.last?.messageExpires)
+            #expect((3500...3600).contains(hour))
+            // Far ahead (Unix seconds): a single push keeps at most 7 days, a batch at most one.
+            let far: NotificationHeaders = ["ServiceBusNotification-Expiry": "99999999999"]
+            #expect(await hub.deliver(Self.notification, headers: far, to: [BaiduHarness.handle(2)]) == [.success])
+            #expect(hub.emulator.recorder.accepted.last?.messageExpires == 604_800)
+            #expect(await hub.deliver(Self.notification, headers: far, to: [BaiduHarness.handle(3), BaiduHarness.handle(4)]) == [.success, .success])
+            #expect(hub.emulator.recorder.accepted.last?.messageExpires == 86_400 && hub.emulator.recorder.accepted.last?.batch == true)
+            // Without one, Baidu's default applies.
+            #expect(await hub.deliver(Self.notification, to: [BaiduHarness.handle(5)]) == [.success])
+            #expect(hub.emulator.recorder.accepted.last?.messageExpires == nil)
+            let bad = await hub.deliver(Self.notification, headers: ["ServiceBusNotification-Expiry": "tomorrow"], to: [BaiduHarness.handle(6)])
+            #expect(bad == [DeliveryResult(.invalidNotificationFormat, reason: "30602")])
+        }
+    }
 }
