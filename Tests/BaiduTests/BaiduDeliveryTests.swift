@@ -1,4 +1,5 @@
 import Baidu
+import Crypto
 import Foundation
 import HubTestSupport
 import NIOCore
@@ -208,6 +209,31 @@ import Testing
             #expect(hub.emulator.recorder.accepted.last?.messageExpires == nil)
             let bad = await hub.deliver(Self.notification, headers: ["ServiceBusNotification-Expiry": "tomorrow"], to: [BaiduHarness.handle(6)])
             #expect(bad == [DeliveryResult(.invalidNotificationFormat, reason: "30602")])
+        }
+    }
+
+    @Test func secureNotificationsAnnounceOnlyTheirIdWithTheirLifetime() async throws {
+        try await BaiduHarness.with { harness in
+            _ = try await harness.store.upsert(BaiduHarness.installation("alice-phone", number: 8, tags: ["username:alice"]))
+            let hub = Hub(
+                configuration: HubConfiguration(
+                    name: "demo", delivery: BaiduHarness.fast, adapters: try AdapterSet([harness.adapter]),
+                    securePush: SecurePushConfiguration(encryptionKey: SymmetricKey(size: .bits256))),
+                installations: harness.store, notifications: SQLNotificationStore(database: harness.store.database),
+                secureNotifications: SQLSecureNotificationStore(database: harness.store.database),
+                logger: BaiduHarness.logger)
+            let sent = try await hub.securePush.createSecureNotification(
+                payload: Data(#"{"iban":"CH93-SECRET"}"#.utf8), audience: .tag("username:alice"), timeToLiveSeconds: 300,
+                readOnce: false)
+            #expect(sent.notificationIDs.count == 1)
+            let record = try #require(try await hub.sends.record(id: sent.notificationIDs[0]))
+            #expect(record.notification.format == .baidu)
+            let summary = try await hub.dispatcher.dispatch(record.notification)
+            #expect(summary.counts == [.baidu: [.success: 1]])
+            let message = try #require(harness.emulator.recorder.accepted.first)
+            #expect(message.channelID == BaiduHarness.channelID(8) && message.messageType == 0)
+            #expect(message.message == #"{"secureId":"\#(sent.id)"}"#)
+            #expect((290...300).contains(message.messageExpires ?? 0), "msg_expires is the secure notification's lifetime")
         }
     }
 }
