@@ -10,8 +10,6 @@ public struct BaiduError: Error, Hashable, Sendable, CustomStringConvertible {
 
         /// A setting breaks its rule (see ``BaiduSettings/problems``).
         public static let invalidSettings = Code(rawValue: "invalidSettings")
-        /// The CA certificate to trust is not PEM.
-        public static let invalidCertificate = Code(rawValue: "invalidCertificate")
     }
 
     /// What kind of failure this is.

@@ -113,6 +113,31 @@ import Testing
         }
     }
 
+    /// `SendDirectNotificationAsync(notification, handles)` as the .NET SDK sends it: a `multipart/mixed` body with
+    /// the message and the handles, the message type as a request header.
+    @Test func batchDirectSendsReachEveryHandle() async throws {
+        try await run { harness, client in
+            let boundary = "nh-batch-multipart-boundary"
+            let body = [
+                "--\(boundary)", "Content-Type: application/x-www-form-urlencoded", "Content-Disposition: inline; name=notification",
+                "", #"{"title":"Batch","description":"To two"}"#,
+                "--\(boundary)", "Content-Type: application/json; charset=utf-8", "Content-Disposition: inline; name=devices",
+                "", #"["\#(BaiduHarness.handle(11))","\#(BaiduHarness.handle(12))"]"#, "--\(boundary)--", "",
+            ].joined(separator: "\r\n")
+            let sent = try await client.execute(
+                uri: "/demo/messages/$batch?direct", method: .post,
+                headers: [
+                    .authorization: HubAPITest.authorization("send"), .contentType: #"multipart/mixed; boundary="\#(boundary)""#,
+                    HTTPField.Name("ServiceBusNotification-Format")!: "baidu", HTTPField.Name("X-Baidu-Message-Type")!: "1",
+                ],
+                body: ByteBuffer(string: body))
+            #expect(sent.status == .created, "\(String(buffer: sent.body))")
+            try await waitUntil { harness.emulator.recorder.acceptedCount >= 2 }
+            #expect(Set(harness.emulator.recorder.accepted.map(\.channelID)) == [BaiduHarness.channelID(11), BaiduHarness.channelID(12)])
+            #expect(harness.emulator.recorder.accepted.allSatisfy { $0.messageType == 1 && $0.message == #"{"title":"Batch","description":"To two"}"# })
+        }
+    }
+
     @Test func azureNativeRegistrationsAreCreatedReadBackIdenticallyFilteredAndReached() async throws {
         try await run { harness, client in
             // The native description as Azure's .NET SDK writes it (BaiduUserId, then BaiduChannelId).
