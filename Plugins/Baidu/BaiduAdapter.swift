@@ -86,7 +86,8 @@ public final class BaiduAdapter: PlatformAdapter, Sendable {
 
     /// The rule a push channel follows here.
     public static let channelRule =
-        "a Baidu push channel is {userId}-{channelId}: the binding's user id (1 to 256 letters, digits and _), a '-', and its channel id (1 to 64 digits)"
+        "a Baidu push channel is {userId}-{channelId}: the binding's user id (1 to 256 letters, digits and _), a '-', "
+        + "and its channel id (1 to 64 digits)"
 
     /// The channel id of a well-formed push channel (see ``channelRule``), or nil.
     public static func channelID(of pushChannel: String) -> String? {

@@ -107,7 +107,8 @@ public struct BaiduMessage: Sendable, Hashable {
         switch deviceType {
         case .android:
             guard case .string(let description)? = root["description"], !description.isEmpty else {
-                return refuse(#"an Android notification (X-Baidu-Message-Type: 1) needs "description", its text: {"title":"Hello","description":"World"}"#)
+                return refuse(
+                    #"an Android notification (X-Baidu-Message-Type: 1) needs "description", its text: {"title":"Hello","description":"World"}"#)
             }
             for key in ["title", "url", "pkg_content"] {
                 if let value = root[key], value.stringValue == nil {

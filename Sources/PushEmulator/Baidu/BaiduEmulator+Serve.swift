@@ -59,7 +59,8 @@ extension BaiduEmulator {
             throw Refusal(status: .badRequest, code: 30602, violation: "request without a form body")
         }
         guard headers[.userAgent]?.hasPrefix("BCCS_SDK/3.0 (") == true else {
-            throw Refusal(status: .badRequest, code: 30602, violation: "User-Agent '\(headers[.userAgent] ?? "")' is not of the form BCCS_SDK/3.0 (…)")
+            let agent = headers[.userAgent] ?? ""
+            throw Refusal(status: .badRequest, code: 30602, violation: "User-Agent '\(agent)' is not of the form BCCS_SDK/3.0 (…)")
         }
         let form = EmulatorHTTP.form(String(buffer: body))
         guard form["apikey"] == configuration.apiKey else {
