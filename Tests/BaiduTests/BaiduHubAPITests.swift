@@ -194,6 +194,19 @@ import Testing
             let text = String(buffer: listed.body)
             #expect(text.contains("<BaiduRegistrationDescription"))
             #expect(text.contains("<BaiduUserId>10615414682633915</BaiduUserId><BaiduChannelId>\(BaiduHarness.channelID(5))</BaiduChannelId>"))
+            // A user id that could not have been registered (it holds the separator) matches nothing.
+            let impossible = "BaiduUserId eq '10615414682633915-x' and BaiduChannelId eq '\(BaiduHarness.channelID(5))'"
+                .addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let none = try await client.execute(
+                uri: "/demo/registrations?$filter=\(impossible)", method: .get, headers: [.authorization: HubAPITest.authorization("listen")])
+            #expect(none.status == .ok)
+            #expect(!String(buffer: none.body).contains("<entry"))
+            // One element alone is not a filter of this format.
+            let half = "BaiduUserId eq '10615414682633915'".addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let refused = try await client.execute(
+                uri: "/demo/registrations?$filter=\(half)", method: .get, headers: [.authorization: HubAPITest.authorization("listen")])
+            #expect(refused.status == .badRequest)
+            #expect(String(buffer: refused.body).contains("BaiduUserId eq '…' and BaiduChannelId eq '…'"))
         }
     }
 
