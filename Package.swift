@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "HMS", targets: ["HMS"]),
         .library(name: "ADM", targets: ["ADM"]),
         .library(name: "Xiaomi", targets: ["Xiaomi"]),
+        .library(name: "Baidu", targets: ["Baidu"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -187,6 +188,7 @@ let package = Package(
                 "HMS",
                 "ADM",
                 "Xiaomi",
+                "Baidu",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -307,6 +309,38 @@ let package = Package(
             name: "XiaomiTests",
             dependencies: [
                 "Xiaomi", "PushEmulator", "NotificationHub", "HubServer", "HubTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Baidu",
+            dependencies: [
+                "AdapterKit",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Plugins/Baidu",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "BaiduTests",
+            dependencies: [
+                "Baidu", "PushEmulator", "NotificationHub", "HubServer", "HubTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -1,5 +1,6 @@
 import ADM
 import APNs
+import Baidu
 import FCM
 import HMS
 import NotificationHub
@@ -32,6 +33,7 @@ enum BuiltIns {
         BuiltInPlugin(HMSAdapterFactory.self, emulator: HMSEmulatorFactory.self),
         BuiltInPlugin(ADMAdapterFactory.self, emulator: ADMEmulatorFactory.self),
         BuiltInPlugin(XiaomiAdapterFactory.self, emulator: XiaomiEmulatorFactory.self),
+        BuiltInPlugin(BaiduAdapterFactory.self, emulator: BaiduEmulatorFactory.self),
     ]
 
     /// Adapter factories, selected in `hub.yaml` by `type`.

@@ -58,4 +58,53 @@ import Testing
         #expect(Self.xml.description(registration).isEmpty)
         #expect(Self.xml.format(of: Platform("other")) == nil)
     }
+
+    // MARK: A handle joined from several elements
+
+    static let joined = RegistrationFormat(
+        platform: Platform("kite"), prefix: "Kite", channel: .joined(["KiteUser", "KiteLine"], separator: "-"),
+        templateElements: [.templateName, .headerValue(element: "Mode", header: "X-Kite-Mode", values: ["0", "1"])])
+    static let joinedXML = RegistrationXML(formats: [joined])
+
+    @Test func aJoinedHandleIsStoredAsOneStringAndWrittenBackAsItsElements() throws {
+        let entry = RegistrationFixtures.entry(
+            "<KiteRegistrationDescription \(Self.connect)><Tags>a</Tags><KiteUser>u1</KiteUser><KiteLine>line-9-x</KiteLine></KiteRegistrationDescription>")
+        let parsed = try Self.joinedXML.parseEntry(Array(entry.utf8))
+        // Only the first separator splits: the last element may hold it.
+        #expect(parsed.registration.pushChannel == .handle("u1-line-9-x"))
+        let written = Self.joinedXML.description(parsed.registration)
+        #expect(written.contains("<KiteUser>u1</KiteUser><KiteLine>line-9-x</KiteLine>"))
+        #expect(Self.joined.channelElements == ["KiteUser", "KiteLine"])
+        #expect(Self.joined.parts(ofJoined: "u1-line-9-x") == ["u1", "line-9-x"])
+        #expect(Self.joined.parts(ofJoined: "nosep") == nil)
+        #expect(Self.joined.parts(ofJoined: "-x") == nil)
+        #expect(Self.format.parts(ofJoined: "a-b") == nil)
+    }
+
+    @Test(arguments: [
+        ("<KiteUser>u-1</KiteUser><KiteLine>l</KiteLine>", "<KiteUser> must not hold '-'"),
+        ("<KiteUser>u</KiteUser>", "needs a non-empty <KiteLine>"),
+        ("<KiteUser></KiteUser><KiteLine>l</KiteLine>", "needs a non-empty <KiteUser>"),
+    ])
+    func aJoinedHandleThatWouldNotReadBackIsRefused(elements: String, problem: String) {
+        let entry = RegistrationFixtures.entry("<KiteRegistrationDescription \(Self.connect)>\(elements)</KiteRegistrationDescription>")
+        #expect {
+            _ = try Self.joinedXML.parseEntry(Array(entry.utf8))
+        } throws: { error in
+            (error as? HubError)?.code == .invalidRegistration && (error as? HubError)?.message.contains(problem) == true
+        }
+    }
+
+    @Test func anElementSentAsAHeaderIsReadWrittenAndRendered() throws {
+        let entry = RegistrationFixtures.entry(
+            "<KiteTemplateRegistrationDescription \(Self.connect)><KiteUser>u</KiteUser><KiteLine>l</KiteLine><BodyTemplate><![CDATA[{\"m\":\"$(m)\"}]]></BodyTemplate><TemplateName>t</TemplateName><Mode>1</Mode></KiteTemplateRegistrationDescription>")
+        let parsed = try Self.joinedXML.parseEntry(Array(entry.utf8))
+        let template = try #require(parsed.registration.template)
+        #expect(template.installationTemplate.headers == ["X-Kite-Mode": "1"])
+        #expect(Self.joinedXML.description(parsed.registration).hasSuffix("<TemplateName>t</TemplateName><Mode>1</Mode></KiteTemplateRegistrationDescription>"))
+        #expect(Self.joined.priority?.element == "Mode" && Self.format.priority?.element == "Priority")
+        let priority = RegistrationFixtures.entry(
+            "<KiteTemplateRegistrationDescription \(Self.connect)><KiteUser>u</KiteUser><KiteLine>l</KiteLine><BodyTemplate>{}</BodyTemplate><Priority>1</Priority></KiteTemplateRegistrationDescription>")
+        #expect(throws: HubError.self) { _ = try Self.joinedXML.parseEntry(Array(priority.utf8)) }
+    }
 }

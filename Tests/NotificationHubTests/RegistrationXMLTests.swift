@@ -123,6 +123,8 @@ import Testing
                 switch format.channel {
                 case .element: .handle("h" + text(0...40))
                 case .object: .object(["endpoint": .string("https://push.example/" + token()), "p256dh": .string(token()), "auth": .string(token())])
+                case .joined(let elements, let separator):
+                    .handle(elements.map { _ in "p" + token().replacingOccurrences(of: separator, with: "") }.joined(separator: separator))
                 }
             var template: RegistrationTemplate?
             if Bool.random(using: &generator) {

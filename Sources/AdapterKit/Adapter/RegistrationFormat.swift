@@ -1,3 +1,5 @@
+import Foundation
+
 /// How one platform's registrations are written in Azure's Atom XML: the description elements, where the device
 /// handle goes, which template elements follow `BodyTemplate` (in Azure's order), and how a `$filter` on the handle
 /// matches. An adapter declares it in ``PlatformDescriptor/registrationFormats``; a platform Azure has no
@@ -17,6 +19,10 @@ public struct RegistrationFormat: Sendable, Hashable {
         /// Several elements, each one string member of an object handle (Web Push: `Endpoint`, `P256DH`, `Auth`
         /// stored as `{"endpoint", "p256dh", "auth"}`).
         case object([ObjectMember])
+        /// Several elements whose texts, joined by `separator` in order, are one string handle (e.g. a user id and a
+        /// channel id stored as `user-channel`). Every element but the last must not hold the separator, so a stored
+        /// handle splits back at its first separators into exactly the texts that were registered.
+        case joined([String], separator: String)
     }
 
     /// One element of an object handle and the member it is stored as.
@@ -52,6 +58,9 @@ public struct RegistrationFormat: Sendable, Hashable {
         /// A list of headers sent with the rendered notification: `<list><item><Header>…</Header><Value>…</Value>
         /// </item></list>`; `writtenWhenEmpty` when Azure's SDKs need the element even without headers.
         case headers(list: String, item: String, writtenWhenEmpty: Bool)
+        /// An element other than `Priority` whose value, one of `values`, is sent as the header `header` (a
+        /// template form has at most one such element, or `Priority`).
+        case headerValue(element: String, header: String, values: [String])
 
         /// The element's name.
         public var name: String {
@@ -60,6 +69,7 @@ public struct RegistrationFormat: Sendable, Hashable {
             case .templateName: "TemplateName"
             case .priority: "Priority"
             case .headers(let list, _, _): list
+            case .headerValue(let element, _, _): element
             }
         }
     }
@@ -97,7 +107,40 @@ public struct RegistrationFormat: Sendable, Hashable {
         switch channel {
         case .element(let name): [name]
         case .object(let members): members.map(\.element)
+        case .joined(let elements, _): elements
         }
+    }
+
+    /// The texts of a joined handle's elements (``Channel/joined(_:separator:)``), split at its first separators; nil
+    /// when the channel is not joined or the handle does not hold one part per element, each non-empty.
+    public func parts(ofJoined handle: String) -> [String]? {
+        guard case .joined(let elements, let separator) = channel, !elements.isEmpty, !separator.isEmpty else { return nil }
+        var parts: [String] = []
+        var rest = Substring(handle)
+        for _ in elements.dropLast() {
+            guard let range = rest.range(of: separator) else { return nil }
+            parts.append(String(rest[..<range.lowerBound]))
+            rest = rest[range.upperBound...]
+        }
+        parts.append(String(rest))
+        return parts.allSatisfy { !$0.isEmpty } ? parts : nil
+    }
+
+    /// The handle of a joined channel's element texts, in order; throws when a text is empty or one but the last
+    /// holds the separator (it would not split back into the same texts).
+    public func joinedHandle(_ parts: [String]) throws(HubError) -> String {
+        guard case .joined(let elements, let separator) = channel, parts.count == elements.count else {
+            throw HubError(.invalidRegistration, "\(nativeElement) takes \(channelElements.joined(separator: ", "))")
+        }
+        for (element, part) in zip(elements, parts) where part.isEmpty {
+            throw HubError(.invalidRegistration, "<\(nativeElement)> needs a non-empty <\(element)>")
+        }
+        for (element, part) in zip(elements.dropLast(), parts.dropLast()) where part.contains(separator) {
+            throw HubError(
+                .invalidRegistration,
+                "<\(element)> must not hold '\(separator)': the handle is \(elements.joined(separator: " + '\(separator)' + ")) and splits at its first '\(separator)'")
+        }
+        return parts.joined(separator: separator)
     }
 
     /// The header list elements of the template form (e.g. `ApnsHeaders`), with their item element names.
@@ -105,9 +148,16 @@ public struct RegistrationFormat: Sendable, Hashable {
         templateElements.compactMap { if case .headers(let list, let item, _) = $0 { (list, item) } else { nil } }
     }
 
-    /// The priority element's header and accepted values, when the template form has one.
-    public var priority: (header: String, values: [String])? {
-        for element in templateElements { if case .priority(let header, let values) = element { return (header, values) } }
+    /// The element sent as a header (`Priority`, or a ``TemplateElement/headerValue(element:header:values:)``), its
+    /// header and accepted values, when the template form has one.
+    public var priority: (element: String, header: String, values: [String])? {
+        for element in templateElements {
+            switch element {
+            case .priority(let header, let values): return ("Priority", header, values)
+            case .headerValue(let name, let header, let values): return (name, header, values)
+            default: continue
+            }
+        }
         return nil
     }
 }

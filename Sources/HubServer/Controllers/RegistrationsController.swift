@@ -163,7 +163,7 @@ struct RegistrationsController {
     /// too), and each registration format's handle elements (``RegistrationFormat/channelElements``): one clause for
     /// a string handle (`DeviceToken eq '…'`, matched in any case where the format says so), all of them joined by
     /// `and` for an object handle (`Endpoint eq '…' and P256DH eq '…' and Auth eq '…'`, in any order; string
-    /// members read as sent or percent-decoded). OData quotes double inside the literal (`''`).
+    /// members read as sent or percent-decoded) and for a joined handle (its parts joined by the format's separator). OData quotes double inside the literal (`''`).
     static func registrationQuery(filter: String, formats: [RegistrationFormat]) throws(APIError) -> RegistrationQuery {
         let fields = ["ChannelUri eq '…'"] + formats.map { format in
             format.channelElements.map { "\($0) eq '…'" }.joined(separator: " and ")
@@ -200,6 +200,9 @@ struct RegistrationsController {
                     for member in members.dropFirst() { object[member.key] = .string(values[member.element.lowercased()] ?? "") }
                     add(PushChannel.object(object).storageKey)
                 }
+            case .joined(let elements, _):
+                // A literal that could not have been registered (an empty part, a separator inside) matches nothing.
+                if let handle = try? format.joinedHandle(elements.map { values[$0.lowercased()] ?? "" }) { add(handle) }
             }
         }
         return .channel(handles: handles, platforms: matching.map(\.platform))

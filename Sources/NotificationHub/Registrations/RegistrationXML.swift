@@ -163,6 +163,10 @@ public struct RegistrationXML: Sendable {
             var object: [String: JSONValue] = [:]
             for member in members { object[member.key] = .string(try required(member.element)) }
             pushChannel = .object(object)
+        case .joined(let elements, _):
+            var parts: [String] = []
+            for element in elements { parts.append(try required(element)) }
+            pushChannel = .handle(try format.joinedHandle(parts))
         }
 
         var tags: [String] = []
@@ -193,7 +197,7 @@ public struct RegistrationXML: Sendable {
                 throw Self.invalid("<TemplateName> must not be empty; leave it out instead")
             }
             template = RegistrationTemplate(
-                name: text("TemplateName"), body: body, expiry: text("Expiry"), priority: text("Priority"),
+                name: text("TemplateName"), body: body, expiry: text("Expiry"), priority: text(format.priority?.element ?? "Priority"),
                 headers: headers, priorityHeader: format.priority?.header)
         }
         let registration = Registration(
@@ -283,6 +287,10 @@ public struct RegistrationXML: Sendable {
                     if case .string(let value)? = object[member.key] { add(member.element, value) }
                 }
             }
+        case .joined(let elements, _):
+            if let parts = format.parts(ofJoined: registration.pushChannel.storageKey) {
+                for (element, part) in zip(elements, parts) { add(element, part) }
+            }
         }
         if let template = registration.template {
             xml += "<BodyTemplate>\(XMLText.cdata(template.body))</BodyTemplate>"
@@ -291,6 +299,7 @@ public struct RegistrationXML: Sendable {
                 case .expiry: if let expiry = template.expiry { add("Expiry", expiry) }
                 case .templateName: if let name = template.name { add("TemplateName", name) }
                 case .priority: if let priority = template.priority { add("Priority", priority) }
+                case .headerValue(let element, _, _): if let value = template.priority { add(element, value) }
                 case .headers(_, let item, let writtenWhenEmpty):
                     if writtenWhenEmpty || !template.headers.isEmpty { xml += Self.headers(template.headers, item) }
                 }

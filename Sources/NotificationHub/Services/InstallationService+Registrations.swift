@@ -138,10 +138,10 @@ extension InstallationService {
             guard rule.values.contains(priority) else {
                 throw HubError(
                     .invalidRegistration,
-                    "<Priority> must be \(rule.values.joined(separator: ", ")) (\(rule.header)); got '\(priority.prefix(20))'")
+                    "<\(rule.element)> must be \(rule.values.joined(separator: ", ")) (\(rule.header)); got '\(priority.prefix(20))'")
             }
             if template.headers.contains(where: { $0.name.lowercased() == rule.header.lowercased() }) {
-                throw HubError(.invalidRegistration, "give the priority once: as <Priority> or as a \(rule.header) header")
+                throw HubError(.invalidRegistration, "give the \(rule.element == "Priority" ? "priority" : rule.element) once: as <\(rule.element)> or as a \(rule.header) header")
             }
         }
         do {
