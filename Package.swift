@@ -433,6 +433,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "BaiduDelivery",
+            dependencies: ["DeliveryBench", "NotificationHub", "Baidu", "PushEmulator"],
+            path: "Benchmarks/BaiduDelivery",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "HMSDelivery",
             dependencies: [
                 "DeliveryBench", "NotificationHub", "HMS", "PushEmulator",

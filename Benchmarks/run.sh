@@ -20,7 +20,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 python3 -c 'import aioapns' 2>/dev/null || python3 -m pip install --quiet aioapns
 
-for product in hub StoreBenchmark HubBench FCMDelivery WNSDelivery HMSDelivery ADMDelivery XiaomiDelivery; do
+for product in hub StoreBenchmark HubBench FCMDelivery WNSDelivery HMSDelivery ADMDelivery XiaomiDelivery BaiduDelivery; do
   swift build -c release --product "$product" >/dev/null
 done
 bin=$(swift build -c release --show-bin-path)
@@ -33,3 +33,4 @@ bin=$(swift build -c release --show-bin-path)
 "$bin/HMSDelivery" --devices 20000 --rounds 3 --latency-ms 50
 "$bin/ADMDelivery" --devices 20000 --rounds 3 --latency-ms 50
 "$bin/XiaomiDelivery" --devices 20000 --rounds 3 --latency-ms 50
+"$bin/BaiduDelivery" --devices 20000 --rounds 3 --latency-ms 50
