@@ -203,10 +203,20 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
                     reason: error.message)
             }
         }
+        guard !prepared.isEmpty else { return results }
+        // One access token for the batch; a request WNS answers 401 renews it (see send(_:token:retry:context:)).
+        let token: String
+        do {
+            token = try await tokens.token()
+        } catch {
+            let result = Self.result(forTokenFailure: error)
+            for (index, _) in prepared { results[index] = result }
+            return results
+        }
         await withTaskGroup(of: (Int, DeliveryResult).self) { group in
             for (index, request) in prepared {
                 let retry = deliveries[index].attempt - 1
-                group.addTask { (index, await self.send(request, retry: retry, context: context)) }
+                group.addTask { (index, await self.send(request, token: token, retry: retry, context: context)) }
             }
             for await (index, result) in group { results[index] = result }
         }
@@ -216,16 +226,33 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
     /// Sends one request, renewing the token once on 401; bounded by the call's deadline. `retry` is the delivery's
     /// retry number, for its span (``PlatformTracing``).
     func send(_ request: PreparedRequest, retry: Int = 0, context: DeliveryContext) async -> DeliveryResult {
-        await limiter.withPermit {
-            await PlatformTracing.request(retry: retry) { trace in await send(request, context: context, trace: &trace) }
+        do {
+            return await send(request, token: try await tokens.token(), retry: retry, context: context)
+        } catch {
+            return Self.result(forTokenFailure: error)
         }
     }
 
+    private func send(_ request: PreparedRequest, token: String, retry: Int, context: DeliveryContext) async -> DeliveryResult {
+        await limiter.withPermit {
+            await PlatformTracing.request(retry: retry) { trace in
+                await send(request, token: token, context: context, trace: &trace)
+            }
+        }
+    }
+
+    /// The outcome of every delivery when no access token could be had.
+    static func result(forTokenFailure error: any Error) -> DeliveryResult {
+        if let error = error as? WNSError {
+            return DeliveryResult(error.outcome, reason: error.message, retryAfter: error.retryAfter)
+        }
+        return DeliveryResult(.pnsUnreachable, reason: "token request failed")
+    }
+
     private func send(
-        _ request: PreparedRequest, context: DeliveryContext, trace: inout PlatformTracing.Request
+        _ request: PreparedRequest, token: String, context: DeliveryContext, trace: inout PlatformTracing.Request
     ) async -> DeliveryResult {
         do {
-            let token = try await tokens.token()
             let first = await post(request, token: token, context: context)
             if case .answered(let status, _) = first { trace.status = status }
             guard case .answered(let status, _) = first, status == 401 else { return first.result }
@@ -240,10 +267,8 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
                     .invalidCredentials, reason: Self.reason(headers) ?? "WNS rejected the access token")
             }
             return second.result
-        } catch let error as WNSError {
-            return DeliveryResult(error.outcome, reason: error.message, retryAfter: error.retryAfter)
         } catch {
-            return DeliveryResult(.pnsUnreachable, reason: "token request failed")
+            return Self.result(forTokenFailure: error)
         }
     }
 
@@ -290,20 +315,26 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
     }
 
     private func post(_ request: PreparedRequest, token: String, context: DeliveryContext) async -> Answer {
-        var http = HTTPClientRequest(url: request.uri)
-        http.method = .POST
-        http.headers.add(name: "Authorization", value: "Bearer \(token)")
-        http.headers.add(name: "X-WNS-Type", value: request.type.rawValue)
-        http.headers.add(name: "Content-Type", value: request.type.contentType)
-        for (name, value) in request.headers { http.headers.add(name: name, value: value) }
-        http.body = .bytes(request.payload)
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(4 + request.headers.count)
+        headers.add(name: "Authorization", value: "Bearer \(token)")
+        headers.add(name: "X-WNS-Type", value: request.type.rawValue)
+        headers.add(name: "Content-Type", value: request.type.contentType)
+        for (name, value) in request.headers { headers.add(name: name, value: value) }
+        // WNS's answer is its status and headers; the body (none worth reading) is read and dropped as it arrives, so
+        // the connection can be reused, without an async step per part.
+        let answer = WNSAnswerHead()
         do {
-            let response = try await client.client().execute(
-                http, timeout: context.timeout(atMost: configuration.requestTimeout).timeAmount)
-            // WNS answers carry no body worth reading; drain a bounded amount so the connection can be reused.
-            _ = try? await response.body.collect(upTo: 64 * 1024)
-            return .answered(Int(response.status.code), response.headers)
+            let http = try HTTPClient.Request(
+                url: request.uri, method: .POST, headers: headers, body: .byteBuffer(request.payload))
+            let head = try await client.client().execute(
+                request: http, delegate: answer,
+                deadline: .now() + context.timeout(atMost: configuration.requestTimeout).timeAmount
+            ).futureResult.get()
+            return .answered(head.status, head.headers)
         } catch {
+            // The status decides: a body that broke off after it does not undo the answer.
+            if let head = answer.received { return .answered(head.status, head.headers) }
             return .failed(Self.describe(error))
         }
     }
@@ -396,5 +427,33 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+}
+
+/// Reads an answer's status and headers and drops its body, for ``WNSAdapter``'s channel requests.
+final class WNSAnswerHead: HTTPClientResponseDelegate {
+    typealias Response = (status: Int, headers: HTTPHeaders)
+
+    private let head = Mutex<HTTPResponseHead?>(nil)
+
+    struct NoAnswer: Error {}
+
+    func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        self.head.withLock { $0 = head }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
+        guard let received else { throw NoAnswer() }
+        return received
+    }
+
+    /// The status and headers, once they arrived.
+    var received: Response? {
+        head.withLock { $0 }.map { (Int($0.status.code), $0.headers) }
     }
 }
