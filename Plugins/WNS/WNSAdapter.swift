@@ -48,8 +48,10 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
     /// The adapter's settings (its client secret included: never log them).
     public let configuration: WNSSettings
     let logger: Logger
-    private let limiter: AsyncSemaphore
+    /// The token endpoint's client.
     private let client: LazyHTTPClient
+    /// The channel hosts' connections.
+    let channels: HTTP1ConnectionPool
     private let tokens: TokenCache<SingleToken, String>
     private let allowedHosts: Set<String>
 
@@ -57,7 +59,15 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
     public init(configuration: WNSSettings, clock: any WallClock = SystemWallClock(), logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        self.limiter = AsyncSemaphore(permits: configuration.maximumConcurrentRequests)
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if !configuration.additionalTrustRoots.isEmpty {
+            tls.additionalTrustRoots = [.certificates(configuration.additionalTrustRoots)]
+        }
+        // A valid TLS configuration cannot fail to load (its trust roots are certificates already).
+        self.channels = try! HTTP1ConnectionPool(
+            settings: .init(
+                maximumConnectionsPerHost: max(1, min(configuration.maximumConnections, configuration.maximumConcurrentRequests)),
+                connectTimeout: min(.seconds(10), configuration.requestTimeout).timeAmount, tls: tls))
         let client = LazyHTTPClient(
             configuration: LazyHTTPClient.configuration(
                 trusting: configuration.additionalTrustRoots, connectTimeout: min(.seconds(10), configuration.requestTimeout),
@@ -95,6 +105,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
 
     /// Closes the connection pool; later deliveries end as `PnsUnreachable`.
     public func shutdown() async throws {
+        await channels.close()
         try await client.shutdown()
     }
 
@@ -213,32 +224,61 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
             for (index, _) in prepared { results[index] = result }
             return results
         }
-        await withTaskGroup(of: (Int, DeliveryResult).self) { group in
-            for (index, request) in prepared {
-                let retry = deliveries[index].attempt - 1
-                group.addTask { (index, await self.send(request, token: token, retry: retry, context: context)) }
-            }
-            for await (index, result) in group { results[index] = result }
-        }
+        let answers = await send(
+            prepared.map(\.1), token: token, retries: prepared.map { deliveries[$0.0].attempt - 1 }, context: context)
+        for (position, (index, _)) in prepared.enumerated() { results[index] = answers[position] }
         return results
     }
 
-    /// Sends one request, renewing the token once on 401; bounded by the call's deadline. `retry` is the delivery's
-    /// retry number, for its span (``PlatformTracing``).
+    /// Sends one request (see ``send(_:token:retries:context:)``).
     func send(_ request: PreparedRequest, retry: Int = 0, context: DeliveryContext) async -> DeliveryResult {
         do {
-            return await send(request, token: try await tokens.token(), retry: retry, context: context)
+            return await send([request], token: try await tokens.token(), retries: [retry], context: context)[0]
         } catch {
             return Self.result(forTokenFailure: error)
         }
     }
 
-    private func send(_ request: PreparedRequest, token: String, retry: Int, context: DeliveryContext) async -> DeliveryResult {
-        await limiter.withPermit {
-            await PlatformTracing.request(retry: retry) { trace in
-                await send(request, token: token, context: context, trace: &trace)
+    /// Sends requests together over the channel hosts' keep-alive connections with `token`; renews the token once
+    /// and sends again those WNS answered 401. Bounded by the call's deadline. `retries` are the deliveries' retry
+    /// numbers, for their spans (``PlatformTracing``).
+    func send(_ requests: [PreparedRequest], token: String, retries: [Int], context: DeliveryContext) async -> [DeliveryResult] {
+        let started = PlatformTracing.startOfRequests()
+        var answers = await post(requests, token: token, context: context)
+        var results = [DeliveryResult?](repeating: nil, count: requests.count)
+        var renewed: Set<Int> = []
+        let refused = answers.indices.filter { if case .answered(401, _) = answers[$0] { true } else { false } }
+        if !refused.isEmpty {
+            context.logger.info("WNS refused the access token; obtaining a new one", metadata: ["push.platform": "wns"])
+            await tokens.invalidate(token)
+            do {
+                let again = await post(refused.map { requests[$0] }, token: try await tokens.token(), context: context)
+                for (position, index) in refused.enumerated() { answers[index] = again[position] }
+                renewed = Set(refused)
+            } catch {
+                for index in refused { results[index] = Self.result(forTokenFailure: error) }
             }
         }
+        let final = answers.indices.map { index -> DeliveryResult in
+            if let result = results[index] { return result }
+            if renewed.contains(index), case .answered(401, let headers) = answers[index] {
+                return DeliveryResult(.invalidCredentials, reason: Self.reason(headers) ?? "WNS rejected the access token")
+            }
+            return answers[index].result
+        }
+        if started != nil {
+            PlatformTracing.record(
+                startedAt: started,
+                final.indices.map { index in
+                    var status: Int?
+                    if case .answered(let code, _) = answers[index] { status = code }
+                    return (
+                        PlatformTracing.Request(retry: retries[index], status: status, renewedToken: renewed.contains(index)),
+                        final[index]
+                    )
+                })
+        }
+        return final
     }
 
     /// The outcome of every delivery when no access token could be had.
@@ -247,29 +287,6 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
             return DeliveryResult(error.outcome, reason: error.message, retryAfter: error.retryAfter)
         }
         return DeliveryResult(.pnsUnreachable, reason: "token request failed")
-    }
-
-    private func send(
-        _ request: PreparedRequest, token: String, context: DeliveryContext, trace: inout PlatformTracing.Request
-    ) async -> DeliveryResult {
-        do {
-            let first = await post(request, token: token, context: context)
-            if case .answered(let status, _) = first { trace.status = status }
-            guard case .answered(let status, _) = first, status == 401 else { return first.result }
-            context.logger.info("WNS refused the access token; obtaining a new one", metadata: ["push.platform": "wns"])
-            trace.renewedToken = true
-            await tokens.invalidate(token)
-            let renewed = try await tokens.token()
-            let second = await post(request, token: renewed, context: context)
-            if case .answered(let status, _) = second { trace.status = status }
-            if case .answered(401, let headers) = second {
-                return DeliveryResult(
-                    .invalidCredentials, reason: Self.reason(headers) ?? "WNS rejected the access token")
-            }
-            return second.result
-        } catch {
-            return Self.result(forTokenFailure: error)
-        }
     }
 
     /// What a channel request came back with.
@@ -314,29 +331,48 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         return headers.first(name: "X-WNS-Status").map { String($0.prefix(60)) }
     }
 
-    private func post(_ request: PreparedRequest, token: String, context: DeliveryContext) async -> Answer {
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(4 + request.headers.count)
-        headers.add(name: "Authorization", value: "Bearer \(token)")
-        headers.add(name: "X-WNS-Type", value: request.type.rawValue)
-        headers.add(name: "Content-Type", value: request.type.contentType)
-        for (name, value) in request.headers { headers.add(name: name, value: value) }
-        // WNS's answer is its status and headers; the body (none worth reading) is read and dropped as it arrives, so
-        // the connection can be reused, without an async step per part.
-        let answer = WNSAnswerHead()
-        do {
-            let http = try HTTPClient.Request(
-                url: request.uri, method: .POST, headers: headers, body: .byteBuffer(request.payload))
-            let head = try await client.client().execute(
-                request: http, delegate: answer,
-                deadline: .now() + context.timeout(atMost: configuration.requestTimeout).timeAmount
-            ).futureResult.get()
-            return .answered(head.status, head.headers)
-        } catch {
-            // The status decides: a body that broke off after it does not undo the answer.
-            if let head = answer.received { return .answered(head.status, head.headers) }
-            return .failed(Self.describe(error))
+    /// POSTs each request to its channel URI; an answer is its status and headers (the body is dropped).
+    private func post(_ requests: [PreparedRequest], token: String, context: DeliveryContext) async -> [Answer] {
+        var answers = [Answer?](repeating: nil, count: requests.count)
+        var sent: [Int] = []
+        var http: [HTTP1Request] = []
+        http.reserveCapacity(requests.count)
+        for (index, request) in requests.enumerated() {
+            guard let target = Self.target(of: request.uri) else {
+                answers[index] = .failed("the channel is not an https URI")
+                continue
+            }
+            var headers = HTTPHeaders()
+            headers.reserveCapacity(5 + request.headers.count)
+            headers.add(name: "Authorization", value: "Bearer \(token)")
+            headers.add(name: "X-WNS-Type", value: request.type.rawValue)
+            headers.add(name: "Content-Type", value: request.type.contentType)
+            for (name, value) in request.headers { headers.add(name: name, value: value) }
+            sent.append(index)
+            http.append(
+                HTTP1Request(
+                    host: target.host, port: target.port,
+                    head: HTTPRequestHead(version: .http1_1, method: .POST, uri: target.path, headers: headers),
+                    body: request.payload))
         }
+        let responses = await channels.send(http, timeout: context.timeout(atMost: configuration.requestTimeout).timeAmount)
+        for (position, index) in sent.enumerated() {
+            let response = responses[position]
+            answers[index] = response.status == 0
+                ? .failed("connection failed: \(response.failure ?? "ConnectionClosed")")
+                : .answered(response.status, response.headers)
+        }
+        return answers.map { $0 ?? .failed("connection failed: NotSent") }
+    }
+
+    /// An https channel URI's host, port and request target (path and query).
+    static func target(of uri: String) -> (host: String, port: Int, path: String)? {
+        guard let components = URLComponents(string: uri), components.scheme?.lowercased() == "https",
+            let host = components.host, !host.isEmpty
+        else { return nil }
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        let query = components.percentEncodedQuery.map { "?" + $0 } ?? ""
+        return (host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), components.port ?? 443, path + query)
     }
 
     /// A connection failure's description without the URI (which holds the channel token).
@@ -427,33 +463,5 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
-    }
-}
-
-/// Reads an answer's status and headers and drops its body, for ``WNSAdapter``'s channel requests.
-final class WNSAnswerHead: HTTPClientResponseDelegate {
-    typealias Response = (status: Int, headers: HTTPHeaders)
-
-    private let head = Mutex<HTTPResponseHead?>(nil)
-
-    struct NoAnswer: Error {}
-
-    func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        self.head.withLock { $0 = head }
-        return task.eventLoop.makeSucceededVoidFuture()
-    }
-
-    func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        task.eventLoop.makeSucceededVoidFuture()
-    }
-
-    func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
-        guard let received else { throw NoAnswer() }
-        return received
-    }
-
-    /// The status and headers, once they arrived.
-    var received: Response? {
-        head.withLock { $0 }.map { (Int($0.status.code), $0.headers) }
     }
 }
