@@ -11,8 +11,8 @@ import Foundation
 ///     tokenEndpoint: https://api.amazon.com/auth/o2/token                       # default
 ///     endpoint: https://api.amazon.com                                          # default
 ///     caCertificate: .emulator/emulator-ca.pem                                  # extra CA to trust (emulator only)
-///     maximumConcurrentRequests: 64
-///     connections: 4
+///     maximumConcurrentRequests: 1000
+///     connections: 16
 ///     requestTimeoutSeconds: 30
 ///     connectTimeoutSeconds: 10
 ///     tokenRenewalMarginSeconds: 300
@@ -33,8 +33,8 @@ public enum ADMAdapterFactory: PlatformAdapterFactory {
         let tokenEndpoint = node.string("tokenEndpoint", default: ADMSettings.defaultTokenEndpoint)
         let endpoint = node.string("endpoint", default: ADMSettings.defaultEndpoint)
         let caPEM = node.caCertificatePEM()
-        let concurrency = node.integer("maximumConcurrentRequests", default: 64, in: 1...100_000)
-        let connections = node.integer("connections", default: 4, in: 1...64)
+        let concurrency = node.integer("maximumConcurrentRequests", default: 1000, in: 1...100_000)
+        let connections = node.integer("connections", default: 16, in: 1...64)
         let requestTimeout = node.seconds("requestTimeoutSeconds", default: 30, in: 0.1...600)
         let connectTimeout = node.seconds("connectTimeoutSeconds", default: 10, in: 0.1...120)
         let margin = node.seconds("tokenRenewalMarginSeconds", default: 300, in: 0...3000)

@@ -34,7 +34,7 @@ public struct ADMSettings: Sendable, Equatable {
     public init(
         clientID: String, clientSecret: String, tokenEndpoint: String = ADMSettings.defaultTokenEndpoint,
         endpoint: String = ADMSettings.defaultEndpoint, caCertificatePEM: String? = nil,
-        maximumConcurrentRequests: Int = 64, connections: Int = 4, requestTimeout: Duration = .seconds(30),
+        maximumConcurrentRequests: Int = 1000, connections: Int = 16, requestTimeout: Duration = .seconds(30),
         connectTimeout: Duration = .seconds(10), tokenRenewalMargin: Duration = .seconds(300)
     ) {
         self.clientID = clientID

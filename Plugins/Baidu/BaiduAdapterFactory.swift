@@ -14,8 +14,8 @@ import Foundation
 ///     caCertificate: .emulator/emulator-ca.pem      # extra CA to trust (emulator only)
 ///     batchSize: 1                                  # >1: Android fan-outs through push/batch_device (up to 10000)
 ///     topicId: notificationhub                      # batch_device's topic_id
-///     maximumConcurrentRequests: 64
-///     connections: 4
+///     maximumConcurrentRequests: 1000
+///     connections: 16
 ///     requestTimeoutSeconds: 30
 ///     connectTimeoutSeconds: 10
 /// ```
@@ -46,8 +46,8 @@ public enum BaiduAdapterFactory: PlatformAdapterFactory {
         let caPEM = node.caCertificatePEM()
         let batchSize = node.integer("batchSize", default: 1, in: 1...BaiduSettings.maximumBatchSize)
         let topicID = node.string("topicId", default: "notificationhub")
-        let concurrency = node.integer("maximumConcurrentRequests", default: 64, in: 1...100_000)
-        let connections = node.integer("connections", default: 4, in: 1...64)
+        let concurrency = node.integer("maximumConcurrentRequests", default: 1000, in: 1...100_000)
+        let connections = node.integer("connections", default: 16, in: 1...64)
         let requestTimeout = node.seconds("requestTimeoutSeconds", default: 30, in: 0.1...600)
         let connectTimeout = node.seconds("connectTimeoutSeconds", default: 10, in: 0.1...120)
         let settings = BaiduSettings(

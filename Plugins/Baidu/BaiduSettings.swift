@@ -48,7 +48,7 @@ public struct BaiduSettings: Sendable, Equatable {
     public init(
         apiKey: String, secretKey: String, deviceType: DeviceType = .android, development: Bool = false,
         endpoint: String = BaiduSettings.defaultEndpoint, caCertificatePEM: String? = nil, batchSize: Int = 1,
-        topicID: String = "notificationhub", maximumConcurrentRequests: Int = 64, connections: Int = 4,
+        topicID: String = "notificationhub", maximumConcurrentRequests: Int = 1000, connections: Int = 16,
         requestTimeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10)
     ) {
         self.apiKey = apiKey

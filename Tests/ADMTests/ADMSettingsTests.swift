@@ -18,7 +18,7 @@ import Testing
         #expect(problems.isEmpty)
         let value = try #require(settings)
         #expect(value.clientID == "amzn1.application-oa2-client.0123abcd" && value.clientSecret == "s3cret")
-        #expect(value.connections == 2 && value.maximumConcurrentRequests == 64)
+        #expect(value.connections == 2 && value.maximumConcurrentRequests == 1000)
         #expect(value.tokenEndpoint == "https://api.amazon.com/auth/o2/token" && value.endpoint == "https://api.amazon.com")
         #expect(value.requestTimeout == .seconds(30) && value.tokenRenewalMargin == .seconds(300))
     }

@@ -19,7 +19,7 @@ import Testing
         let value = try #require(settings)
         #expect(value.apiKey == "Ljc710pzAa99GULCo8y48NvB" && value.secretKey == "s3cret")
         #expect(value.deviceType == .android && !value.development && value.batchSize == 1 && value.topicID == "notificationhub")
-        #expect(value.connections == 2 && value.maximumConcurrentRequests == 64)
+        #expect(value.connections == 2 && value.maximumConcurrentRequests == 1000)
         #expect(value.endpoint == "https://api.tuisong.baidu.com" && value.requestTimeout == .seconds(30))
         let (ios, _) = Self.read("apiKey: k1\nsecretKey: s\ndeviceType: ios\ndevelopment: true\nbatchSize: 10000\n")
         #expect(ios?.deviceType == .ios && ios?.development == true && ios?.batchSize == 10000)
