@@ -1,10 +1,16 @@
 import AdapterKit
 import NIOCore
 import NIOEmbedded
+import Synchronization
 import Testing
 
 /// The handler that gathers the writes between two flushes into one buffer.
 @Suite struct WriteCoalescingHandlerTests {
+    /// What completed writes' promises report (their callbacks are `@Sendable`).
+    final class Completions: Sendable {
+        let indices = Mutex<[Int]>([])
+    }
+
     func channel() throws -> (EmbeddedChannel, WriteCoalescingHandler) {
         let handler = WriteCoalescingHandler()
         let channel = EmbeddedChannel(handler: handler)
@@ -15,14 +21,14 @@ import Testing
     @Test func theWritesOfOneFlushLeaveAsOneBufferInOrder() throws {
         let (channel, _) = try channel()
         defer { _ = try? channel.finish() }
-        var completed: [Int] = []
+        let completed = Completions()
         for index in 0..<5 {
             let promise = channel.eventLoop.makePromise(of: Void.self)
-            promise.futureResult.whenSuccess { completed.append(index) }
+            promise.futureResult.whenSuccess { completed.indices.withLock { $0.append(index) } }
             channel.write(IOData.byteBuffer(ByteBuffer(string: "part\(index);")), promise: promise)
         }
         #expect(try channel.readOutbound(as: IOData.self) == nil)
-        #expect(completed.isEmpty)
+        #expect(completed.indices.withLock { $0.isEmpty })
         channel.flush()
         let written = try #require(try channel.readOutbound(as: IOData.self))
         guard case .byteBuffer(let bytes) = written else {
@@ -31,7 +37,7 @@ import Testing
         }
         #expect(String(buffer: bytes) == "part0;part1;part2;part3;part4;")
         #expect(try channel.readOutbound(as: IOData.self) == nil)
-        #expect(completed.sorted() == [0, 1, 2, 3, 4])
+        #expect(completed.indices.withLock { $0.sorted() } == [0, 1, 2, 3, 4])
         // The next flush starts a new buffer.
         channel.write(IOData.byteBuffer(ByteBuffer(string: "next")), promise: nil)
         channel.flush()
@@ -65,12 +71,12 @@ import Testing
     @Test func aWriteOfNoBytesCompletesWithTheFlush() throws {
         let (channel, _) = try channel()
         defer { _ = try? channel.finish() }
-        var completed = false
+        let completed = Completions()
         let promise = channel.eventLoop.makePromise(of: Void.self)
-        promise.futureResult.whenSuccess { completed = true }
+        promise.futureResult.whenSuccess { completed.indices.withLock { $0.append(0) } }
         channel.write(IOData.byteBuffer(ByteBuffer()), promise: promise)
         channel.flush()
-        #expect(completed)
+        #expect(completed.indices.withLock { $0 } == [0])
     }
 
     @Test func aFailedWriteFailsEveryGatheredPromise() throws {

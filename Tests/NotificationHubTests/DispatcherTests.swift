@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import HubTestSupport
 import NotificationHub
+import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -35,9 +36,10 @@ import Testing
             configuration: HubConfiguration(name: "demo", delivery: configuration, adapters: try AdapterSet([adapter])),
             installations: store, notifications: notifications,
             secureNotifications: SQLSecureNotificationStore(database: store.database), logger: Logger(label: "test"))
+        let services = ServiceGroup(services: [hub], logger: Logger(label: "test"))
         return try await withThrowingTaskGroup(of: NotificationRecord?.self) { group in
             group.addTask {
-                try await hub.run()
+                try await services.run()
                 return nil
             }
             let id = try await hub.sends.enqueue(notification)
@@ -47,7 +49,11 @@ import Testing
                 if record?.state.isFinal == true { break }
                 try await Task.sleep(for: .milliseconds(10))
             }
-            group.cancelAll()
+            // A graceful stop takes this hub's node out of the hub's nodes, as `hub serve` does on SIGTERM; a
+            // cancelled one would stay a live node until its heartbeat aged, and the test's next hub would leave
+            // its share of a send to it.
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
             return try #require(record)
         }
     }

@@ -261,6 +261,14 @@ final class HTTP1HostPool {
         dispatch()
     }
 
+    /// The next waiting request whose batch still waits for it.
+    private func nextWaiting() -> Waiting? {
+        while let next = waiting.popFirst() {
+            if !next.batch.isAnswered(next.index) { return next }
+        }
+        return nil
+    }
+
     /// Hands waiting requests to idle connections, and opens connections for the rest.
     private func dispatch() {
         while !waiting.isEmpty, let connection = idle.popLast() {
@@ -268,7 +276,10 @@ final class HTTP1HostPool {
                 forget(connection)
                 continue
             }
-            let next = waiting.removeFirst()
+            guard let next = nextWaiting() else {
+                idle.append(connection)
+                break
+            }
             busy.insert(ObjectIdentifier(connection))
             connection.send(next)
         }
@@ -329,7 +340,7 @@ final class HTTP1HostPool {
             dispatch()
             return
         }
-        if let next = waiting.popFirst() {
+        if let next = nextWaiting() {
             busy.insert(ObjectIdentifier(connection))
             connection.send(next)
         } else {
@@ -401,12 +412,13 @@ final class HTTP1ConnectionHandler: ChannelInboundHandler {
         self.context = context
     }
 
+    /// Writes a request; the pool hands one only to a usable connection, so a connection that closed in between
+    /// ends it as `ConnectionClosed` (its own close then tells the pool).
     func send(_ waiting: HTTP1HostPool.Waiting) {
         idleClose?.cancel()
         idleClose = nil
-        guard let context, isUsable, !waiting.batch.isAnswered(waiting.index) else {
+        guard let context, isUsable else {
             waiting.batch.complete(waiting.index, .failed("ConnectionClosed"))
-            pool.becameIdle(self)
             return
         }
         current = waiting
