@@ -63,8 +63,7 @@ public final class WNSAdapter: PlatformAdapter, Sendable {
         if !configuration.additionalTrustRoots.isEmpty {
             tls.additionalTrustRoots = [.certificates(configuration.additionalTrustRoots)]
         }
-        // A valid TLS configuration cannot fail to load (its trust roots are certificates already).
-        self.channels = try! HTTP1ConnectionPool(
+        self.channels = HTTP1ConnectionPool(
             settings: .init(
                 maximumConnectionsPerHost: max(1, min(configuration.maximumConnections, configuration.maximumConcurrentRequests)),
                 connectTimeout: min(.seconds(10), configuration.requestTimeout).timeAmount, tls: tls))

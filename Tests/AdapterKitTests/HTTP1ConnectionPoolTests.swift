@@ -35,7 +35,7 @@ import Testing
     static func pool(connections: Int) throws -> HTTP1ConnectionPool {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.additionalTrustRoots = [.certificates([try Self.tls.caCertificate()])]
-        return try HTTP1ConnectionPool(settings: .init(maximumConnectionsPerHost: connections, tls: tls))
+        return HTTP1ConnectionPool(settings: .init(maximumConnectionsPerHost: connections, tls: tls))
     }
 
     static func requests(to uris: [String], token: String) -> [HTTP1Request] {

@@ -91,19 +91,22 @@ public final class HTTP1ConnectionPool: Sendable {
 
     /// The settings.
     public let settings: Settings
-    private let sslContext: NIOSSLContext
+    /// The TLS context, or why the settings' TLS configuration could not be loaded.
+    private let sslContext: Result<NIOSSLContext, any Error>
     private let group: any EventLoopGroup
     private let loops: [any EventLoop]
     private let hosts = Mutex<[HostKey: NIOLoopBound<HTTP1HostPool>]>([:])
     private let opened = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
 
-    /// Creates a pool; connections open on first use. Throws when the TLS configuration is unusable.
-    public init(settings: Settings, group: (any EventLoopGroup)? = nil) throws {
+    /// Creates a pool; connections open on first use. A TLS configuration that cannot be loaded makes every request
+    /// end with the failure `TLSConfigurationUnusable` (it is checked when the settings are read, so this is a
+    /// safety net, not a path).
+    public init(settings: Settings, group: (any EventLoopGroup)? = nil) {
         self.settings = settings
         var tls = settings.tls
         tls.applicationProtocols = ["http/1.1"]
-        self.sslContext = try NIOSSLContext(configuration: tls)
+        self.sslContext = Result { try NIOSSLContext(configuration: tls) }
         let group = group ?? PlatformEventLoops.shared
         self.group = group
         self.loops = Array(group.makeIterator())
@@ -117,6 +120,9 @@ public final class HTTP1ConnectionPool: Sendable {
     public func send(_ requests: [HTTP1Request], timeout: TimeAmount) async -> [HTTP1Response] {
         guard !requests.isEmpty else { return [] }
         guard !closed.load(ordering: .relaxed) else { return requests.map { _ in .failed("ConnectionClosed") } }
+        guard case .success(let sslContext) = self.sslContext else {
+            return requests.map { _ in .failed("TLSConfigurationUnusable") }
+        }
         // Group by host and shard: consecutive requests of a host go to its shards in turn.
         var groups: [HostKey: [Int]] = [:]
         var turn: [String: Int] = [:]
@@ -154,7 +160,7 @@ public final class HTTP1ConnectionPool: Sendable {
         let loop = loops[key.shard]
         let share = max(1, (settings.maximumConnectionsPerHost + loops.count - 1) / loops.count)
         let settings = self.settings
-        let sslContext = self.sslContext
+        guard case .success(let sslContext) = self.sslContext else { return nil }
         guard
             let made = try? await loop.submit({
                 NIOLoopBound(
