@@ -95,6 +95,26 @@ import Testing
     }
 }
 
+@Suite struct HubDateFormatTests {
+    /// A write answers its time before the store keeps it as seconds since 1970; the value read back differs in its
+    /// last bits and must still read the same.
+    @Test(arguments: [0.0, 0.52, 0.519_999_999, 0.520_000_001, 0.999_7, 0.000_2])
+    func aDateReadsTheSameAfterAStoresRoundTrip(fraction: Double) {
+        let written = HubDateFormat.millisecondPrecision(Date(timeIntervalSince1970: 1_764_328_450 + fraction))
+        let readBack = Date(timeIntervalSince1970: written.timeIntervalSince1970.nextDown)
+        #expect(HubDateFormat.string(from: written) == HubDateFormat.string(from: readBack))
+        #expect(HubDateFormat.string(from: Date(timeIntervalSince1970: written.timeIntervalSince1970.nextUp)) == HubDateFormat.string(from: written))
+    }
+
+    @Test func formatsTheNearestMillisecond() {
+        #expect(HubDateFormat.string(from: Date(timeIntervalSince1970: 1_764_328_450.519_999_9)) == "2025-11-28T11:14:10.520Z")
+        #expect(HubDateFormat.string(from: Date(timeIntervalSince1970: 1_764_328_450.999_7)) == "2025-11-28T11:14:11.000Z")
+        #expect(HubDateFormat.string(from: Date(timeIntervalSince1970: 1_764_328_450.007)) == "2025-11-28T11:14:10.007Z")
+        #expect(HubDateFormat.string(from: HubDateFormat.never) == "9999-12-31T23:59:59.000Z")
+        #expect(HubDateFormat.string(from: Date(timeIntervalSince1970: -0.25)) == "1969-12-31T23:59:59.750Z")
+    }
+}
+
 @Suite struct PushVariablesTests {
     @Test func acceptsTemplatePropertyNamesWithinTheBounds() throws {
         try PushVariables.validate([:])

@@ -232,9 +232,21 @@ public enum HubDateFormat {
     /// The start of the last second of year 9999: a date read at or after it means never.
     public static let never = Date(timeIntervalSince1970: 253_402_300_799)
 
-    /// Formats a date, e.g. `2026-11-22T07:30:00.000Z`.
+    /// Formats a date at its nearest millisecond, e.g. `2026-11-22T07:30:00.000Z`. Rounding (rather than the
+    /// formatter's truncation of a binary fraction) makes two dates that differ only by the last bits of a
+    /// conversion, such as a write's answer and the same value read back from a store, read the same.
     public static func string(from date: Date) -> String {
-        Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        let seconds = (milliseconds / 1000).rounded(.down)
+        let fraction = Int(milliseconds - seconds * 1000)
+        let whole = Date.ISO8601FormatStyle().format(Date(timeIntervalSince1970: seconds))
+        let digits = String(fraction)
+        return whole.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
+    }
+
+    /// A date at the precision the hub writes it: the nearest whole millisecond since 1970.
+    public static func millisecondPrecision(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000)
     }
 
     /// Parses an ISO 8601 date and time as .NET's JSON writers send them: with or without fractional seconds (any

@@ -48,7 +48,7 @@ public final class SQLInstallationStore: InstallationStore {
     public func upsert(_ installation: Installation, as registrant: Registrant) async throws -> Installation {
         try Self.checkOwner(of: installation, as: registrant)
         var stored = installation
-        stored.lastUpdate = clock.now()
+        stored.lastUpdate = HubDateFormat.millisecondPrecision(clock.now())
         stored.expiredPushChannel = false
         try await upserts.submit(GuardedWrite(installation: stored, guarded: registrant != .unrestricted))
         return stored
@@ -99,7 +99,7 @@ public final class SQLInstallationStore: InstallationStore {
     }
 
     public func upsert(contentsOf installations: [Installation]) async throws {
-        let now = clock.now()
+        let now = HubDateFormat.millisecondPrecision(clock.now())
         let rows = installations.map { installation in
             var stored = installation
             stored.lastUpdate = now
@@ -114,7 +114,7 @@ public final class SQLInstallationStore: InstallationStore {
     public func update(
         id: String, as registrant: Registrant, _ change: @Sendable (inout Installation) throws(HubError) -> Void
     ) async throws -> Installation {
-        let now = clock.now()
+        let now = HubDateFormat.millisecondPrecision(clock.now())
         // SQLite serialises write transactions; PostgreSQL needs the row locked for the read-modify-write (and
         // re-checks the owner condition on the row version it locks).
         let lock = database.dialect.lockForUpdate
