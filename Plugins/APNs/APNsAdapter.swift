@@ -25,10 +25,12 @@ import Synchronization
 /// go straight there. A request one environment accepted is never sent to the other. A token both environments
 /// refuse is a bad channel.
 public final class APNsAdapter: PlatformAdapter, Sendable {
-    /// The `apns` platform, the `apple` format, and Azure's `Apple(Template)RegistrationDescription`.
+    /// The `apns` platform, the `apple` format, and Azure's `Apple(Template)RegistrationDescription`; the
+    /// `apnsbroadcast` platform (the hub's broadcast channel rows) that the `liveactivity` format reaches.
     public static let descriptor = PlatformDescriptor(
-        platforms: [.apns], formats: [.apple: [.apns]], templateFormats: [.apns: .apple], maximumPayloadBytes: 4096,
-        telemetryNames: [.apns: "Apns"], serviceBusHeaders: [APNsSendOptions.sdkExpiryHeader],
+        platforms: [.apns, .apnsBroadcast], formats: [.apple: [.apns], .liveActivity: [.apnsBroadcast]],
+        templateFormats: [.apns: .apple], maximumPayloadBytes: 4096,
+        telemetryNames: [.apns: "Apns", .apnsBroadcast: "ApnsBroadcast"], serviceBusHeaders: [APNsSendOptions.sdkExpiryHeader],
         registrationFormats: [
             RegistrationFormat(
                 platform: .apns, prefix: "Apple", channel: .element("DeviceToken"), filterMatching: .anyCase,
@@ -49,7 +51,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
     /// Each device's environment, when the adapter serves both.
     let memory: APNsEnvironmentMemory
     private let logger: Logger
-    private let topics: Set<String>
+    let topics: Set<String>
 
     /// The push types APNs knows, with the suffix each adds to the topic.
     static let topicSuffixes: [String: String] = [
@@ -66,7 +68,8 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         self.logger = logger
         let first = try APNsRoute(
             environment: configuration.environment, host: configuration.host, port: configuration.port,
-            keyID: configuration.keyID, privateKeyPEM: configuration.privateKeyPEM, sharing: nil, settings: configuration)
+            keyID: configuration.keyID, privateKeyPEM: configuration.privateKeyPEM, sharing: nil, settings: configuration,
+            managementHost: configuration.managementHost, managementPort: configuration.managementPort)
         var routes = [first]
         if let other = configuration.otherEnvironment {
             guard let environment = configuration.environment, environment != other.environment else {
@@ -77,7 +80,8 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             routes.append(
                 try APNsRoute(
                     environment: other.environment, host: other.host, port: other.port, keyID: other.keyID,
-                    privateKeyPEM: other.privateKeyPEM, sharing: first, settings: configuration))
+                    privateKeyPEM: other.privateKeyPEM, sharing: first, settings: configuration,
+                    managementHost: other.managementHost, managementPort: other.managementPort))
         }
         self.routes = routes
         self.memory = APNsEnvironmentMemory(capacity: routes.count > 1 ? configuration.rememberedDevices : 0)
@@ -94,7 +98,10 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
 
     /// Closes every connection.
     public func shutdown() async {
-        for route in routes { await route.pool.close() }
+        for route in routes {
+            await route.pool.close()
+            await route.management?.pool.close()
+        }
     }
 
     /// Connections opened so far (reconnects included), in every environment.
@@ -120,6 +127,12 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
 
     /// Device tokens are hex strings of an even length, 16 to 200 bytes.
     public func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {
+        if platform == .apnsBroadcast {
+            // Channel rows come from Apple through the channel endpoints, never from a client's installation.
+            throw HubError(
+                .unknownPlatform,
+                "the platform 'apnsbroadcast' holds the hub's broadcast channels; create one with POST /{hub}/liveactivities/channels")
+        }
         guard let handle = pushChannel.handle else {
             throw HubError(.invalidPushChannel, "an APNs device token is a hex string, not an object")
         }
@@ -140,6 +153,10 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
     /// passthrough `apns-*` headers, with the .NET SDK's `X-Apns-Priority` and `ServiceBusNotification-Apns-Expiry`
     /// (see ``APNsSendOptions``).
     public func validate(notification: NotificationContent) throws(HubError) {
+        if notification.format == .liveActivity {
+            try validateLiveActivity(notification)
+            return
+        }
         let headers = notification.headers
         let pushType = headers["apns-push-type"]?.lowercased()
         if let pushType, Self.topicSuffixes[pushType] == nil {
@@ -229,6 +246,9 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
 
     /// Delivers a batch over one connection per environment; one result per delivery, in order.
     public func deliver(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult] {
+        if deliveries.contains(where: { $0.platform == .apnsBroadcast }) {
+            return await deliverWithBroadcasts(deliveries, context: context)
+        }
         var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
         let authorizations: [String?] = routes.map { route in (try? route.providerToken.token()).map { "bearer " + $0 } }
         let servesBoth = routes.count > 1
@@ -409,7 +429,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
 
     /// Sends over the next connection; requests APNs certainly did not process (never sent, or refused by GOAWAY)
     /// are sent once more at once over a fresh connection.
-    private func send(_ requests: [APNsRequest], via pool: HTTP2ConnectionPool, context: DeliveryContext) async -> [APNsResponse] {
+    func send(_ requests: [APNsRequest], via pool: HTTP2ConnectionPool, context: DeliveryContext) async -> [APNsResponse] {
         var responses = await sendOnce(requests, via: pool, context: context)
         let unprocessed = responses.indices.filter { responses[$0].isUnprocessed }
         if !unprocessed.isEmpty {

@@ -64,13 +64,15 @@ public enum APNsAdapterFactory: PlatformAdapterFactory {
         let pingTimeout = node.seconds("pingTimeoutSeconds", default: 20, in: 1...600)
         let refresh = node.seconds("tokenRefreshSeconds", default: 3000, in: 1200...3540)
         let neverIndex = node.bool("neverIndexSensitiveHeaders", default: true)
+        let management = managementEndpoints(from: node, served: endpoints.map { [$0.first.environment] + ($0.other.map { [$0.environment] } ?? []) })
         guard let endpoints, let keys, let teamID, let topic, node.problems.count == problemsBefore else { return nil }
         let first = endpoints.first
         let firstKey = keys[0]
         let other = endpoints.other.map { other in
             APNsEnvironmentSettings(
                 environment: other.environment, host: other.host, port: other.port, keyID: keys[1].keyID,
-                privateKeyPEM: keys[1].privateKeyPEM)
+                privateKeyPEM: keys[1].privateKeyPEM, managementHost: management[other.environment]?.host,
+                managementPort: management[other.environment]?.port ?? other.environment.appleManagementPort)
         }
         return APNsSettings(
             host: first.host, port: first.port, caCertificatePEM: caPEM, teamID: teamID, keyID: firstKey.keyID,
@@ -79,7 +81,9 @@ public enum APNsAdapterFactory: PlatformAdapterFactory {
             connectTimeout: .milliseconds(Int(connectTimeout * 1000)), pingInterval: .milliseconds(Int(pingInterval * 1000)),
             pingTimeout: .milliseconds(Int(pingTimeout * 1000)),
             tokenRefreshInterval: refresh, neverIndexSensitiveHeaders: neverIndex, environment: first.environment,
-            otherEnvironment: other, rememberedDevices: endpoints.rememberedDevices)
+            otherEnvironment: other, rememberedDevices: endpoints.rememberedDevices,
+            managementHost: management[first.environment]?.host,
+            managementPort: management[first.environment]?.port ?? (first.environment ?? .production).appleManagementPort)
     }
 
     /// `endpoint` (one environment) or `endpoints` (both): the environment tried first, the other one if served, and

@@ -13,6 +13,14 @@ public enum APNsEnvironment: String, Sendable, Hashable, CaseIterable, CustomStr
     /// Apple's host for the environment.
     public var appleHost: String { self == .production ? "api.push.apple.com" : "api.sandbox.push.apple.com" }
 
+    /// Apple's broadcast channel management host for the environment ("Sending channel management requests to APNs").
+    public var appleManagementHost: String {
+        self == .production ? "api-manage-broadcast.push.apple.com" : "api-manage-broadcast.sandbox.push.apple.com"
+    }
+
+    /// Apple's broadcast channel management port for the environment: 2196 production, 2195 sandbox.
+    public var appleManagementPort: Int { self == .production ? 2196 : 2195 }
+
     public var description: String { rawValue }
 }
 
@@ -29,9 +37,18 @@ public struct APNsEnvironmentSettings: Sendable, Equatable, CustomStringConverti
     public var keyID: String
     /// That key (`.p8`, PKCS#8 PEM). A secret.
     public var privateKeyPEM: String
+    /// Its broadcast channel management host; `nil`: no channel management there.
+    public var managementHost: String?
+    /// That host's port.
+    public var managementPort: Int
 
     /// Creates the settings of one environment.
-    public init(environment: APNsEnvironment, host: String, port: Int = 443, keyID: String, privateKeyPEM: String) {
+    public init(
+        environment: APNsEnvironment, host: String, port: Int = 443, keyID: String, privateKeyPEM: String,
+        managementHost: String? = nil, managementPort: Int = 2195
+    ) {
+        self.managementHost = managementHost
+        self.managementPort = managementPort
         self.environment = environment
         self.host = host
         self.port = port

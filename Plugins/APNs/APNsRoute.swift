@@ -10,12 +10,14 @@ final class APNsRoute: Sendable {
     let providerToken: APNsProviderToken
     let pool: HTTP2ConnectionPool
     let authority: String
+    /// The connection to the environment's broadcast channel management host, when it has one.
+    let management: (pool: HTTP2ConnectionPool, authority: String)?
 
     /// Creates a route; when `sharing` signs with the same key, its provider token is shared (one JWT for both
     /// environments).
     init(
         environment: APNsEnvironment?, host: String, port: Int, keyID: String, privateKeyPEM: String,
-        sharing other: APNsRoute?, settings: APNsSettings
+        sharing other: APNsRoute?, settings: APNsSettings, managementHost: String? = nil, managementPort: Int = 2196
     ) throws(APNsError) {
         self.environment = environment
         self.key = APNsOutcomeMapping.KeyInUse(environment: environment, keyID: keyID)
@@ -41,6 +43,22 @@ final class APNsRoute: Sendable {
             throw APNsError(.invalidCACertificate, "caCertificate is not a usable PEM CA certificate")
         }
         self.authority = port == 443 ? host : "\(host):\(port)"
+        if let managementHost {
+            do {
+                // Channel management is occasional: one connection; a channel list can be long.
+                let pool = try HTTP2ConnectionPool(
+                    settings: .init(
+                        host: managementHost, port: managementPort, connections: 1, maximumStreams: 100,
+                        connectTimeout: settings.connectTimeout.timeAmount, pingInterval: settings.pingInterval.timeAmount,
+                        pingTimeout: settings.pingTimeout.timeAmount, caCertificatePEM: settings.caCertificatePEM,
+                        maximumBodyBytes: 4 << 20))
+                self.management = (pool, managementPort == 443 ? managementHost : "\(managementHost):\(managementPort)")
+            } catch {
+                throw APNsError(.invalidCACertificate, "caCertificate is not a usable PEM CA certificate")
+            }
+        } else {
+            self.management = nil
+        }
     }
 }
 

@@ -50,6 +50,11 @@ public struct APNsSettings: Sendable {
     public var neverIndexSensitiveHeaders: Bool
     /// The clock provider tokens are dated with.
     public var clock: any WallClock
+    /// The broadcast channel management host of `host`'s environment (Apple's `api-manage-broadcast…` host for a
+    /// named environment); `nil`: the adapter does not manage channels there.
+    public var managementHost: String?
+    /// Its port (Apple: 2196 production, 2195 sandbox).
+    public var managementPort: Int
 
     /// Creates a configuration.
     public init(
@@ -59,8 +64,10 @@ public struct APNsSettings: Sendable {
         pingInterval: Duration = .seconds(60), pingTimeout: Duration = .seconds(20), tokenRefreshInterval: TimeInterval = 3000,
         neverIndexSensitiveHeaders: Bool = true, environment: APNsEnvironment? = nil,
         otherEnvironment: APNsEnvironmentSettings? = nil, rememberedDevices: Int = 1_000_000,
-        clock: any WallClock = SystemWallClock()
+        clock: any WallClock = SystemWallClock(), managementHost: String? = nil, managementPort: Int = 2196
     ) {
+        self.managementHost = managementHost
+        self.managementPort = managementPort
         self.host = host
         self.port = port
         self.caCertificatePEM = caCertificatePEM
@@ -113,5 +120,6 @@ extension APNsSettings: Equatable {
             && lhs.pingTimeout == rhs.pingTimeout && lhs.tokenRefreshInterval == rhs.tokenRefreshInterval
             && lhs.neverIndexSensitiveHeaders == rhs.neverIndexSensitiveHeaders && lhs.environment == rhs.environment
             && lhs.otherEnvironment == rhs.otherEnvironment && lhs.rememberedDevices == rhs.rememberedDevices
+            && lhs.managementHost == rhs.managementHost && lhs.managementPort == rhs.managementPort
     }
 }

@@ -34,6 +34,9 @@ import Prometheus
 /// | GET | `/{hub}/feedbackcontainer`, `/{hub}/containers/{container}` (container URLs) | Manage |
 /// | POST, GET | `/{hub}/jobs`, `GET /{hub}/jobs/{id}` (registration export and import) | Manage |
 /// | GET, PUT | `/blobs/{container}[/{blob}]` | the container URL's own token |
+/// | POST, GET | `/{hub}/liveactivities/channels` (broadcast channels, one per tag) | Manage |
+/// | GET | `/{hub}/liveactivities/channels/{tag}` | any key, or the app's bearer JWT |
+/// | DELETE | `/{hub}/liveactivities/channels/{tag}` | Manage |
 ///
 /// A device that registers with its user's bearer JWT (where the hub has `deviceAuthentication`) writes and reads
 /// only its user's installations and registrations (see `docs/registering-devices.md`). Writes of installations and
@@ -142,6 +145,7 @@ public struct HubAPI: Sendable {
         hub.addRoutes(WebhookEventsController(api: self).routes)
         hub.addRoutes(InstallationCountsController(api: self).routes)
         hub.addRoutes(ReceiptsController(api: self).routes)
+        hub.addRoutes(LiveActivityChannelsController(api: self).routes)
         if console { ConsoleController<HubRequestContext>().addRoutes(to: router) }
         return router
     }

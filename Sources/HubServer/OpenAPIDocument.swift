@@ -62,6 +62,13 @@ components:
       description: Accepted for Azure compatibility (2015-01 to 2020-06); ignored.
       schema: {type: string}
   schemas:
+    LiveActivityChannel:
+      type: object
+      properties:
+        tag: {type: string}
+        channelId: {type: string, description: "The platform's channel id (base64), for ActivityKit's pushType .channel(id)."}
+        environment: {type: string}
+        messageStoragePolicy: {type: integer}
     Error:
       type: object
       required: [error]
@@ -596,6 +603,66 @@ paths:
         "400": {$ref: "#/components/responses/Error"}
         "401": {$ref: "#/components/responses/Error"}
         "403": {$ref: "#/components/responses/Error"}
+  /{hub}/liveactivities/channels:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+    post:
+      summary: "Creates a broadcast channel for one tag at the platform (Apple's broadcast push for Live Activities, iOS 18) and stores it, so a liveactivity send to the tag is one broadcast for the channel (Manage). 409 ChannelExists when the tag has one; 404 ChannelManagementUnavailable when no adapter manages channels."
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [tag]
+              properties:
+                tag: {type: string, description: "One user tag (no expression, no $ system tag), e.g. match:1234."}
+                environment: {type: string, enum: [production, sandbox], description: "Default: the adapter's first environment."}
+                messageStoragePolicy: {type: integer, enum: [0, 1], description: "0 No Message Stored (default), 1 Most Recent Message Stored."}
+      responses:
+        "201": {description: The channel., content: {application/json: {schema: {$ref: "#/components/schemas/LiveActivityChannel"}}}}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+        "409": {$ref: "#/components/responses/Error"}
+        "502": {$ref: "#/components/responses/Error"}
+        "503": {$ref: "#/components/responses/Error"}
+    get:
+      summary: "Every broadcast channel of the hub, by tag (Manage)."
+      responses:
+        "200":
+          description: The channels.
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  channels: {type: array, items: {$ref: "#/components/schemas/LiveActivityChannel"}}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+  /{hub}/liveactivities/channels/{tag}:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - {name: tag, in: path, required: true, schema: {type: string}}
+    get:
+      summary: "The channel of a tag: the id an app subscribes to with ActivityKit (any key, or the app's bearer JWT). 404 ChannelNotFound."
+      responses:
+        "200": {description: The channel., content: {application/json: {schema: {$ref: "#/components/schemas/LiveActivityChannel"}}}}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+    delete:
+      summary: "Deletes the tag's channel at the platform, then the hub's record of it (Manage)."
+      responses:
+        "204": {description: Deleted.}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+        "502": {$ref: "#/components/responses/Error"}
+        "503": {$ref: "#/components/responses/Error"}
   /{hub}/webhooks/events:
     parameters:
       - $ref: "#/components/parameters/hub"

@@ -33,10 +33,13 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
     /// The emulator's settings.
     public let configuration: APNsEmulatorConfiguration
     let rules: APNsRequestRules
+    let broadcastRules: APNsBroadcastRules
     private let tls: EmulatorTLS
     private let logger: Logger
     private let group: any EventLoopGroup
     private let server = Mutex<(listeners: [APNsEmulatorEnvironment: any Channel], connections: [ObjectIdentifier: any Channel])>(([:], [:]))
+    /// The channel management listeners, by environment.
+    private let managementListeners = Mutex<[APNsEmulatorEnvironment: any Channel]>([:])
     private let peakConcurrency = Atomic<Int>(0)
     private let connectionsOpened = Atomic<Int>(0)
 
@@ -47,6 +50,7 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
     ) {
         self.configuration = configuration
         self.rules = APNsRequestRules(configuration: configuration)
+        self.broadcastRules = APNsBroadcastRules(rules: rules)
         self.tls = tls
         self.logger = logger
         self.group = group
@@ -71,10 +75,24 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
                 throw error
             }
         }
+        let management: [(APNsEmulatorEnvironment, Int?)] = [
+            (.production, configuration.managementPort), (.sandbox, configuration.sandboxManagementPort),
+        ]
+        for case (let environment, let port?) in management {
+            do {
+                let listener = try await listen(on: port, environment: environment, sslContext: sslContext, role: .management)
+                managementListeners.withLock { $0[environment] = listener }
+            } catch {
+                await stop()
+                throw error
+            }
+        }
         return production.localAddress?.port ?? configuration.port
     }
 
-    private func listen(on port: Int, environment: APNsEmulatorEnvironment, sslContext: NIOSSLContext) async throws -> any Channel {
+    private func listen(
+        on port: Int, environment: APNsEmulatorEnvironment, sslContext: NIOSSLContext, role: APNsListenerRole = .push
+    ) async throws -> any Channel {
         let initialStreams = configuration.initialConcurrentStreams
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
@@ -95,7 +113,7 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
                                 HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
                                 HTTP2Setting(parameter: .maxHeaderListSize, value: 64 << 10),
                             ]))
-                    try sync.addHandler(APNsServerConnectionHandler(emulator: self, environment: environment))
+                    try sync.addHandler(APNsServerConnectionHandler(emulator: self, environment: environment, role: role))
                     self.track(channel)
                 }
             }
@@ -103,7 +121,10 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
             .get()
         logger.info(
             "APNs emulator listening",
-            metadata: ["emulator.port": "\(channel.localAddress?.port ?? port)", "apns.environment": "\(environment)"])
+            metadata: [
+                "emulator.port": "\(channel.localAddress?.port ?? port)", "apns.environment": "\(environment)",
+                "apns.listener": "\(role)",
+            ])
         return channel
     }
 
@@ -113,6 +134,11 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
     /// The bound port of an environment's listener, once started (`nil` for sandbox without ``APNsEmulatorConfiguration/sandboxPort``).
     public func port(of environment: APNsEmulatorEnvironment) -> Int? {
         server.withLock { $0.listeners[environment]?.localAddress?.port }
+    }
+
+    /// The bound port of an environment's channel management listener, once started (`nil` when not configured).
+    public func managementPort(of environment: APNsEmulatorEnvironment) -> Int? {
+        managementListeners.withLock { $0[environment]?.localAddress?.port }
     }
 
     /// Serves until graceful shutdown.
@@ -128,7 +154,11 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
             defer { state = ([:], [:]) }
             return (Array(state.listeners.values), Array(state.connections.values))
         }
-        for listener in listeners { try? await listener.close() }
+        let managers = managementListeners.withLock { listeners in
+            defer { listeners = [:] }
+            return Array(listeners.values)
+        }
+        for listener in listeners + managers { try? await listener.close() }
         for connection in connections { try? await connection.close() }
     }
 
@@ -179,7 +209,41 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
         rules.clearDevices()
         rules.clearCounts()
         rules.expireProviderTokens(issuedAtOrBefore: .distantPast)
+        broadcastRules.reset()
         peakConcurrency.store(0, ordering: .relaxed)
+    }
+
+    // MARK: Broadcast channels
+
+    /// Broadcasts accepted so far (most recent last), kept up to the record capacity.
+    public var broadcasts: [APNsReceivedBroadcast] { broadcastRules.broadcasts.accepted }
+    /// How many broadcasts were accepted (keeps counting past the record capacity).
+    public var broadcastCount: Int { broadcastRules.broadcasts.acceptedCount }
+
+    /// The channels held in an environment (every environment when `nil`), ordered by id.
+    public func channels(in environment: APNsEmulatorEnvironment? = nil) -> [APNsEmulatorChannel] {
+        broadcastRules.channels(in: environment)
+    }
+
+    /// Creates a channel directly, as a management request would (tests, benchmarks).
+    public func createChannel(
+        bundleID: String, in environment: APNsEmulatorEnvironment = .production, messageStoragePolicy: Int = 0
+    ) -> APNsEmulatorChannel {
+        broadcastRules.createChannel(bundleID: bundleID, environment: environment, messageStoragePolicy: messageStoragePolicy)
+    }
+
+    /// Deletes a channel directly, as if its app deleted it elsewhere; returns whether it existed.
+    @discardableResult
+    public func deleteChannel(id: String) -> Bool { broadcastRules.deleteChannel(id: id) }
+
+    /// Requests an environment's channel management listener answered, since start or ``reset()``.
+    public func managementRequestCount(in environment: APNsEmulatorEnvironment) -> Int {
+        broadcastRules.managementRequestCount(in: environment)
+    }
+
+    /// Broadcast requests (`/4/broadcasts/…`) an environment's push listener answered, since start or ``reset()``.
+    public func broadcastRequestCount(in environment: APNsEmulatorEnvironment) -> Int {
+        broadcastRules.broadcastRequestCount(in: environment)
     }
 
     /// Sets how the emulator answers for a device token (`nil`: active again), for the next `times` requests to
@@ -211,6 +275,8 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
     ///
     /// - `GET /_emulator/received`: accepted notifications as a JSON array, most recent last.
     /// - `GET /_emulator/violations`: broken rules as a JSON array of strings.
+    /// - `GET /_emulator/broadcasts`: accepted broadcasts as a JSON array, most recent last.
+    /// - `GET /_emulator/channels`: the channels held, every environment, as a JSON array.
     /// - `GET /_emulator/stats`: counts (accepted, violations, connections, peak concurrent streams, and requests per
     ///   environment: `"requests":{"production":3,"sandbox":1}`).
     /// - `POST /_emulator/reset`: clears records, faults, device states and registrations.
@@ -233,6 +299,15 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
             encoder.dateEncodingStrategy = .iso8601
             encoder.outputFormatting = [.sortedKeys]
             return (200, ByteBuffer(bytes: (try? encoder.encode(received)) ?? Data("[]".utf8)))
+        case ("GET", "/_emulator/broadcasts"):
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            encoder.outputFormatting = [.sortedKeys]
+            return (200, ByteBuffer(bytes: (try? encoder.encode(broadcasts)) ?? Data("[]".utf8)))
+        case ("GET", "/_emulator/channels"):
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return (200, ByteBuffer(bytes: (try? encoder.encode(channels())) ?? Data("[]".utf8)))
         case ("GET", "/_emulator/violations"):
             return (200, ByteBuffer(string: JSONValue.array(violations.map { .string($0) }).jsonString()))
         case ("GET", "/_emulator/stats"):
@@ -240,6 +315,7 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
                 "accepted": .number(Double(acceptedCount)), "violations": .number(Double(violations.count)),
                 "openConnections": .number(Double(openConnections)), "connectionsAccepted": .number(Double(connectionsAccepted)),
                 "peakConcurrentStreams": .number(Double(peakConcurrentStreams)),
+                "broadcasts": .number(Double(broadcastCount)), "channels": .number(Double(channels().count)),
                 "requests": .object(
                     Dictionary(uniqueKeysWithValues: APNsEmulatorEnvironment.allCases.map { ($0.rawValue, .number(Double(requestCount(in: $0)))) })),
             ]

@@ -67,6 +67,15 @@ public struct APNsEmulatorConfiguration: Sendable {
     public var recordCapacity: Int
     /// The clock token ages are measured with.
     public var clock: any WallClock
+    /// Port of the production environment's channel management listener (Apple:
+    /// `api-manage-broadcast.push.apple.com:2196`); 0 picks a free port, `nil` serves no channel management.
+    public var managementPort: Int?
+    /// Port of the sandbox environment's channel management listener (Apple:
+    /// `api-manage-broadcast.sandbox.push.apple.com:2195`); 0 picks a free port, `nil` serves none.
+    public var sandboxManagementPort: Int?
+    /// Channels one app may hold per environment (Apple: up to 10,000); beyond, a create is answered
+    /// `CannotCreateChannelConfig`.
+    public var maximumChannelsPerApp: Int
 
     /// Creates a configuration with APNs' own limits as defaults.
     public init(
@@ -75,8 +84,12 @@ public struct APNsEmulatorConfiguration: Sendable {
         tokenMaximumAge: TimeInterval = 3600, tokenMinimumRefreshInterval: TimeInterval = 1200,
         recordCapacity: Int = 1_000_000, sandboxPort: Int? = nil,
         unregisteredTokenEnvironment: APNsEmulatorEnvironment? = .production, keys: [APNsEmulatorKey] = [],
-        clock: any WallClock = SystemWallClock()
+        clock: any WallClock = SystemWallClock(), managementPort: Int? = nil, sandboxManagementPort: Int? = nil,
+        maximumChannelsPerApp: Int = 10_000
     ) {
+        self.managementPort = managementPort
+        self.sandboxManagementPort = sandboxManagementPort
+        self.maximumChannelsPerApp = maximumChannelsPerApp
         self.host = host
         self.port = port
         self.sandboxPort = sandboxPort
@@ -111,6 +124,9 @@ public struct APNsEmulatorConfiguration: Sendable {
 ///     topics: [com.example.app]
 ///     maximumConcurrentStreams: 1000   # after the first authenticated request (1 before)
 ///     recordCapacity: 1000000          # accepted notifications kept in full (0: only counted)
+///     managementPort: 2196             # optional: broadcast channel management, production (Apple's port)
+///     sandboxManagementPort: 2195      # optional: broadcast channel management, sandbox
+///     maximumChannelsPerApp: 10000     # channels one app may hold per environment
 /// ```
 ///
 /// Each further key's signing key is written to `apns-auth-key-<keyId>.p8` beside the main one.
@@ -139,6 +155,11 @@ public enum APNsEmulatorFactory: PlatformEmulatorFactory {
             configuration.child("sandboxPort").report("sandboxPort must differ from port (each environment has its own listener)")
         }
         let unregistered = configuration.choice("unregisteredTokens", ["production", "sandbox", "none"], default: "production")
+        let managementPort = configuration.child("managementPort").isPresent
+            ? configuration.integer("managementPort", default: 2196, in: 0...65535) : nil
+        let sandboxManagementPort = configuration.child("sandboxManagementPort").isPresent
+            ? configuration.integer("sandboxManagementPort", default: 2195, in: 0...65535) : nil
+        let maximumChannels = configuration.integer("maximumChannelsPerApp", default: 10_000, in: 1...1_000_000)
         let keys = extraKeys(configuration, mainKeyID: keyID)
         guard configuration.problems.count == problemsBefore else { return nil }
         let key = try loadOrCreateKey(directory: context.directory)
@@ -152,7 +173,9 @@ public enum APNsEmulatorFactory: PlatformEmulatorFactory {
                 host: host, port: port, teamID: teamID, keyID: keyID, publicKey: key.publicKey, topics: topics,
                 initialConcurrentStreams: initial, maximumConcurrentStreams: maximum, tokenMaximumAge: maximumAge,
                 tokenMinimumRefreshInterval: refresh, recordCapacity: capacity, sandboxPort: sandboxPort,
-                unregisteredTokenEnvironment: APNsEmulatorEnvironment(rawValue: unregistered), keys: emulatorKeys),
+                unregisteredTokenEnvironment: APNsEmulatorEnvironment(rawValue: unregistered), keys: emulatorKeys,
+                managementPort: managementPort, sandboxManagementPort: sandboxManagementPort,
+                maximumChannelsPerApp: maximumChannels),
             tls: context.tls, logger: context.logger)
     }
 

@@ -45,6 +45,10 @@ struct APNsAnswer: Sendable {
     var retryAfter: Int?
     var apnsID: String?
     var dropConnection = false
+    /// Further answer headers (the broadcast and channel management answers' `apns-request-id`, …).
+    var headers: [(name: String, value: String)] = []
+    /// A JSON body other than the error body (a channel read or list).
+    var body: String?
 
     static func error(_ status: Int, _ reason: String) -> APNsAnswer { APNsAnswer(status: status, reason: reason) }
 }
@@ -151,42 +155,64 @@ final class APNsRequestRules: Sendable {
         guard method == "POST" else { return violation(.error(405, "MethodNotAllowed"), "method \(method ?? "-")") }
         guard let path, path.hasPrefix("/3/device/") else { return violation(.error(404, "BadPath"), "path \(path ?? "-")") }
         let deviceToken = String(path.dropFirst("/3/device/".count))
+        let now = configuration.clock.now()
+        let jwt: String
+        switch authenticate(headers, token: &token, environment: environment, now: now) {
+        case .refused(let refusal): return refusal
+        case .accepted(let accepted): jwt = accepted
+        }
+        let answer = checkRequest(
+            deviceToken: deviceToken, headers: headers, body: body, jwt: jwt, now: now, token: &token, environment: environment)
+        return answer
+    }
 
+    /// The outcome of checking a request's provider token.
+    enum Authentication {
+        /// The token is refused with this answer.
+        case refused(APNsAnswer)
+        /// The token is valid; the JWT it carries.
+        case accepted(String)
+    }
+
+    /// Checks a request's provider token against the connection's token state, in APNs' order (shared by device
+    /// pushes, broadcasts and channel management, which Apple authenticates alike).
+    func authenticate(
+        _ headers: HPACKHeaders, token: inout APNsConnectionTokenState, environment: APNsEmulatorEnvironment, now: Date
+    ) -> Authentication {
         // Provider token.
         guard let authorization = headers.first(name: "authorization") else {
-            return violation(.error(403, "MissingProviderToken"), "no authorization header")
+            return .refused(violation(.error(403, "MissingProviderToken"), "no authorization header"))
         }
         guard authorization.hasPrefix("bearer ") else {
-            return violation(.error(403, "InvalidProviderToken"), "authorization is not 'bearer <token>'")
+            return .refused(violation(.error(403, "InvalidProviderToken"), "authorization is not 'bearer <token>'"))
         }
         let jwt = String(authorization.dropFirst(7))
-        let now = configuration.clock.now()
         if jwt != token.token {
             guard let (issuedAt, key) = verify(jwt) else {
-                return violation(.error(403, "InvalidProviderToken"), "provider token signature, kid, iss or alg invalid")
+                return .refused(violation(.error(403, "InvalidProviderToken"), "provider token signature, kid, iss or alg invalid"))
             }
             if issuedAt > now + 60 {
-                return violation(.error(403, "InvalidProviderToken"), "provider token iat is in the future")
+                return .refused(violation(.error(403, "InvalidProviderToken"), "provider token iat is in the future"))
             }
             // Apple, "Establishing a token-based connection to APNs": team-scoped keys are restricted to the sandbox
             // or the production environment, and "Handling notification responses from APNs" answers 403
             // BadEnvironmentKeyIdInToken when "the key ID in the provider token doesn't match the environment".
             guard key.environments.contains(environment) else {
-                return violation(
+                return .refused(violation(
                     .error(403, "BadEnvironmentKeyIdInToken"),
-                    "key \(key.keyID) is restricted to \(key.environments.map(\.rawValue).sorted().joined(separator: ", ")), used for \(environment)")
+                    "key \(key.keyID) is restricted to \(key.environments.map(\.rawValue).sorted().joined(separator: ", ")), used for \(environment)"))
             }
             // The same article: the first push ties a connection to its key; a later token signed with an unrelated
             // key is answered 403 UnrelatedKeyIdInToken ("the key ID in the provider token isn't related to the key
             // ID of the token used in the first push of this connection").
             if let first = token.keyID, first != key.keyID {
-                return violation(
-                    .error(403, "UnrelatedKeyIdInToken"), "key \(key.keyID) on a connection first used with key \(first)")
+                return .refused(violation(
+                    .error(403, "UnrelatedKeyIdInToken"), "key \(key.keyID) on a connection first used with key \(first)"))
             }
             if token.token != nil, let changedAt = token.changedAt,
                 now.timeIntervalSince(changedAt) < configuration.tokenMinimumRefreshInterval
             {
-                return violation(.error(429, "TooManyProviderTokenUpdates"), "provider token changed too often on one connection")
+                return .refused(violation(.error(429, "TooManyProviderTokenUpdates"), "provider token changed too often on one connection"))
             }
             token.changedAt = now
             token.token = jwt
@@ -196,12 +222,10 @@ final class APNsRequestRules: Sendable {
         if now.timeIntervalSince(token.issuedAt) > configuration.tokenMaximumAge
             || (revokedBefore.withLock { $0 }.map { token.issuedAt <= $0 } ?? false)
         {
-            return violation(.error(403, "ExpiredProviderToken"), "provider token older than allowed")
+            return .refused(violation(.error(403, "ExpiredProviderToken"), "provider token older than allowed"))
         }
         token.authenticated = true
-        let answer = checkRequest(
-            deviceToken: deviceToken, headers: headers, body: body, jwt: jwt, now: now, token: &token, environment: environment)
-        return answer
+        return .accepted(jwt)
     }
 
     private func checkRequest(
@@ -332,7 +356,7 @@ final class APNsRequestRules: Sendable {
     static let unrecorded = APNsReceivedNotification(
         deviceToken: "", apnsID: "", headers: [:], providerToken: "", payload: "", receivedAt: .distantPast)
 
-    private func violation(_ answer: APNsAnswer, _ description: String) -> APNsAnswer {
+    func violation(_ answer: APNsAnswer, _ description: String) -> APNsAnswer {
         recorder.violation("\(answer.reason ?? "\(answer.status)"): \(description)")
         return answer
     }

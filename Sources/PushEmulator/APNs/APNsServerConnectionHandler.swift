@@ -12,6 +12,16 @@ enum APNsEmulatorCommand: Sendable {
     case drop
 }
 
+/// What an emulator listener serves: device and broadcast pushes, or broadcast channel management.
+enum APNsListenerRole: String, Sendable, CustomStringConvertible {
+    /// `api.push.apple.com`: `/3/device/…` and `/4/broadcasts/apps/…`.
+    case push
+    /// `api-manage-broadcast.push.apple.com`: `/1/apps/…/channels`, `/1/apps/…/all-channels`.
+    case management
+
+    var description: String { rawValue }
+}
+
 /// Serves one HTTP/2 connection frame by frame: collects each stream's headers and body, applies APNs' rules, and
 /// answers on the same stream. Raises `SETTINGS_MAX_CONCURRENT_STREAMS` after the first authenticated request.
 ///
@@ -28,6 +38,8 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
     private let emulator: APNsEmulator
     /// The environment this connection's listener serves.
     private let environment: APNsEmulatorEnvironment
+    /// What the listener serves.
+    private let role: APNsListenerRole
     private var streams: [HTTP2StreamID: Stream] = [:]
     private var token = APNsConnectionTokenState()
     private var raised = false
@@ -46,6 +58,8 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
         var apnsID: String? = nil
         var retryAfter: Int? = nil
         var json: ByteBuffer?
+        /// Further headers (`apns-request-id`, `apns-channel-id`, …).
+        var headers: [(name: String, value: String)] = []
     }
 
     /// An answer the latency fault holds back until `due`.
@@ -55,9 +69,10 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
         var streamID: HTTP2StreamID
     }
 
-    init(emulator: APNsEmulator, environment: APNsEmulatorEnvironment = .production) {
+    init(emulator: APNsEmulator, environment: APNsEmulatorEnvironment = .production, role: APNsListenerRole = .push) {
         self.emulator = emulator
         self.environment = environment
+        self.role = role
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -155,7 +170,7 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
             write(Reply(status: status, json: body), streamID: streamID, context: context)
             return
         }
-        emulator.rules.countRequest(in: environment)
+        if role == .push { emulator.rules.countRequest(in: environment) }
         if let raw = emulator.rules.recorder.faults.answer {
             if raw.status < 200 {
                 context.close(promise: nil)
@@ -164,19 +179,29 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
             }
             return
         }
-        let answer = emulator.rules.answer(
-            method: method, path: path, headers: stream.headers, body: stream.body, token: &token, environment: environment)
+        let answer: APNsAnswer
+        if role == .management {
+            answer = emulator.broadcastRules.manage(
+                method: method, path: path, headers: stream.headers, body: stream.body, token: &token, environment: environment)
+        } else if let path, path.hasPrefix("/4/broadcasts/") {
+            answer = emulator.broadcastRules.broadcast(
+                method: method, path: path, headers: stream.headers, body: stream.body, token: &token, environment: environment)
+        } else {
+            answer = emulator.rules.answer(
+                method: method, path: path, headers: stream.headers, body: stream.body, token: &token, environment: environment)
+        }
         if answer.dropConnection {
             context.close(promise: nil)
             return
         }
-        let json: ByteBuffer? = answer.reason.map { reason in
+        let json: ByteBuffer? = answer.body.map { ByteBuffer(string: $0) } ?? answer.reason.map { reason in
             if let timestamp = answer.timestamp {
                 return ByteBuffer(string: #"{"reason":"\#(reason)","timestamp":\#(timestamp)}"#)
             }
             return ByteBuffer(string: #"{"reason":"\#(reason)"}"#)
         }
-        let reply = Reply(status: answer.status, apnsID: answer.apnsID, retryAfter: answer.retryAfter, json: json)
+        let reply = Reply(
+            status: answer.status, apnsID: answer.apnsID, retryAfter: answer.retryAfter, json: json, headers: answer.headers)
         let latency = emulator.rules.recorder.faults.latency
         if latency > .zero {
             delay(DelayedAnswer(due: .now() + TimeAmount(latency), reply: reply, streamID: streamID), context: context)
@@ -222,6 +247,7 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
         headers.add(name: ":status", value: String(reply.status))
         if let apnsID = reply.apnsID { headers.add(name: "apns-id", value: apnsID) }
         if let retryAfter = reply.retryAfter { headers.add(name: "retry-after", value: String(retryAfter)) }
+        for field in reply.headers { headers.add(name: field.name, value: field.value) }
         let json = reply.json
         if let json {
             headers.add(name: "content-type", value: "application/json")
