@@ -6,6 +6,7 @@
 //   swift run -c release APNsDelivery --adapter-only --devices 100000     # the adapter alone, no store/dispatcher
 //   swift run -c release APNsDelivery --serve-only --port 4443 --seconds 120  # emulator for h2load; prints the command
 //   swift run -c release APNsDelivery --print-token                        # a valid provider token for --serve-only
+//   swift run -c release APNsDelivery --broadcast --devices 100000 --rounds 1  # one Live Activity update: a broadcast vs per token
 
 import APNs
 import Crypto
@@ -25,6 +26,7 @@ struct Options {
     var adapterOnly = false
     var serveOnly = false
     var printToken = false
+    var broadcast = false
     var indexed = false
     var port = 0
     var seconds = 120.0
@@ -44,6 +46,7 @@ struct Options {
             case "--adapter-only": adapterOnly = true
             case "--serve-only": serveOnly = true
             case "--print-token": printToken = true
+            case "--broadcast": broadcast = true
             case "--indexed": indexed = true
             case "--port": port = Int(value()) ?? port
             case "--seconds": seconds = Double(value()) ?? seconds
@@ -77,6 +80,13 @@ func deviceToken(_ index: Int) -> String {
 
 if options.printToken {
     say(try APNsProviderToken(privateKeyPEM: key.pemRepresentation, teamID: teamID, keyID: keyID).token())
+    exit(0)
+}
+
+if options.broadcast {
+    try await runBroadcastComparison(
+        devices: options.devices, rounds: options.rounds, connections: options.connections, streams: options.streams,
+        batchSize: options.batchSize, concurrency: options.concurrency, signingKey: key, tls: tls, logger: logger)
     exit(0)
 }
 
