@@ -648,6 +648,7 @@ paths:
       - {name: tag, in: path, required: true, schema: {type: string}}
     get:
       summary: "The channel of a tag: the id an app subscribes to with ActivityKit (any key, or the app's bearer JWT). 404 ChannelNotFound."
+      security: [{sas: []}, {bearer: []}]
       responses:
         "200": {description: The channel., content: {application/json: {schema: {$ref: "#/components/schemas/LiveActivityChannel"}}}}
         "400": {$ref: "#/components/responses/Error"}

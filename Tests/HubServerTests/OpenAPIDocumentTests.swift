@@ -25,7 +25,7 @@ import Yams
         "POST /{hub}/registrationIDs", "POST /{hub}/registrationids", "POST /{hub}/registrations",
         "GET /{hub}/registrations", "PUT /{hub}/registrations/{registrationId}",
         "GET /{hub}/registrations/{registrationId}", "DELETE /{hub}/registrations/{registrationId}",
-        "GET /{hub}/securenotifications/{secureId}", "POST /{hub}/receipts",
+        "GET /{hub}/securenotifications/{secureId}", "POST /{hub}/receipts", "GET /{hub}/liveactivities/channels/{tag}",
     ]
 
     @Test func routesThatAcceptADeviceUsersTokenDeclareBearerAuth() throws {

@@ -174,7 +174,7 @@ final class APNsBroadcastRules: Sendable {
         }
         var answer = manageChannel(
             method: method, listing: listing, bundleID: bundleID, headers: headers, body: body, environment: environment)
-        answer.headers.insert(("apns-request-id", requestID), at: 0)
+        answer.headers.insert((name: "apns-request-id", value: requestID), at: 0)
         return answer
     }
 
@@ -238,7 +238,7 @@ final class APNsBroadcastRules: Sendable {
                 .error(400, "CannotCreateChannelConfig"), "\(bundleID) already holds \(configuration.maximumChannelsPerApp) channels in \(environment)")
         }
         var answer = APNsAnswer(status: 201)
-        answer.headers = [("apns-channel-id", channel.id)]
+        answer.headers = [(name: "apns-channel-id", value: channel.id)]
         return answer
     }
 
@@ -291,7 +291,7 @@ final class APNsBroadcastRules: Sendable {
         }
         var answer = checkBroadcast(
             bundleID: bundleID, headers: headers, body: body, requestID: requestID, now: now, environment: environment)
-        answer.headers.insert(("apns-request-id", requestID), at: 0)
+        answer.headers.insert((name: "apns-request-id", value: requestID), at: 0)
         return answer
     }
 
@@ -363,7 +363,7 @@ final class APNsBroadcastRules: Sendable {
                     environment: environment))
         }
         var answer = APNsAnswer(status: 200)
-        answer.headers = [("apns-unique-id", uniqueID)]
+        answer.headers = [(name: "apns-unique-id", value: uniqueID)]
         return answer
     }
 
