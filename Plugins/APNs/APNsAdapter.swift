@@ -39,7 +39,11 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
                     .headers(list: "ApnsHeaders", item: "ApnsHeader", writtenWhenEmpty: false),
                 ])
         ],
-        samples: [.apple: NotificationSample(body: #"{"aps":{"alert":{"title":"Hello","body":"From the NotificationHub console"}}}"#)])
+        samples: [
+            .apple: NotificationSample(body: #"{"aps":{"alert":{"title":"Hello","body":"From the NotificationHub console"}}}"#),
+            .liveActivity: NotificationSample(
+                body: #"{"aps":{"event":"update","timestamp":1767225600,"content-state":{"home":1,"away":0}}}"#),
+        ])
 
     /// What the adapter serves: ``descriptor``.
     public var descriptor: PlatformDescriptor { Self.descriptor }

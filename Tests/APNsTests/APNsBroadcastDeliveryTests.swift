@@ -26,7 +26,7 @@ import Testing
                 #expect(harness.emulator.managementRequestCount(in: .production) == 6)
                 #expect(harness.emulator.requestCount(in: .production) == 0)
                 #expect(harness.emulator.violations.isEmpty)
-                do {
+                do throws(BroadcastChannelError) {
                     _ = try await adapter.createChannel(BroadcastChannelOptions(environment: "sandbox"))
                     Issue.record("a channel was created in an environment the adapter does not serve")
                 } catch {
@@ -41,7 +41,7 @@ import Testing
         try await APNsBroadcastHarness.with(management: false) { harness in
             try await harness.withAdapter { adapter in
                 #expect(adapter.channelEnvironments.isEmpty)
-                do {
+                do throws(BroadcastChannelError) {
                     _ = try await adapter.createChannel(BroadcastChannelOptions())
                     Issue.record("a channel was created without a management endpoint")
                 } catch {
@@ -55,7 +55,7 @@ import Testing
         try await APNsBroadcastHarness.with(maximumChannels: 1) { harness in
             try await harness.withAdapter { adapter in
                 _ = try await adapter.createChannel(BroadcastChannelOptions())
-                do {
+                do throws(BroadcastChannelError) {
                     _ = try await adapter.createChannel(BroadcastChannelOptions())
                     Issue.record("a channel beyond the app's limit was created")
                 } catch {
@@ -186,7 +186,7 @@ import Testing
                 #expect(check(APNsBroadcastHarness.update, ["apns-push-type": "alert"])?.contains("liveactivity") == true)
                 #expect(check(APNsBroadcastHarness.update, ["apns-topic": "com.other"])?.contains("com.other") == true)
                 #expect(check(APNsBroadcastHarness.update, ["apns-topic": APNsHarness.topic + ".push-type.liveactivity"]) == nil)
-                do {
+                do throws(HubError) {
                     try adapter.validate(pushChannel: .handle("AAAA"), platform: .apnsBroadcast)
                     Issue.record("a client could register a channel row")
                 } catch {

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Logging
+import NIOCore
 import NotificationHub
 import PushEmulator
 import Testing
