@@ -12,11 +12,14 @@ extension APNsAdapterFactory {
     ///     manageEndpoints: {production: https://127.0.0.1:2196, sandbox: https://127.0.0.1:2195}
     /// ```
     ///
-    /// A named environment defaults to Apple's management host; an endpoint given as a URL has none unless
-    /// `manageEndpoint` names one; `none` turns channel management off.
+    /// An environment served at Apple's own host defaults to Apple's management host; an endpoint given as a URL
+    /// (the emulator, a proxy) has none unless `manageEndpoint(s)` names one; `none` turns channel management off.
+    /// `served` lists each served environment (when known) with its push host.
     static func managementEndpoints(
-        from node: ConfigurationNode, served: [APNsEnvironment?]?
+        from node: ConfigurationNode, served endpoints: [(environment: APNsEnvironment?, host: String)]?
     ) -> [APNsEnvironment?: (host: String, port: Int)] {
+        let served = endpoints?.map(\.environment)
+        let atApple = Set(endpoints?.compactMap { $0.environment?.appleHost == $0.host ? $0.environment : nil } ?? [])
         let single = node.child("manageEndpoint")
         let both = node.child("manageEndpoints")
         var found: [APNsEnvironment?: (host: String, port: Int)] = [:]
@@ -38,7 +41,9 @@ extension APNsAdapterFactory {
             let entry = servesBoth ? both.child(environment?.rawValue ?? "") : single
             let name = servesBoth ? "manageEndpoints.\(environment?.rawValue ?? "")" : "manageEndpoint"
             guard entry.isPresent, let text = entry.scalarText else {
-                if let environment { found[environment] = (environment.appleManagementHost, environment.appleManagementPort) }
+                if let environment, atApple.contains(environment) {
+                    found[environment] = (environment.appleManagementHost, environment.appleManagementPort)
+                }
                 continue
             }
             if text.lowercased() == "none" { continue }

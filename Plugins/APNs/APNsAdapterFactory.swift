@@ -64,7 +64,9 @@ public enum APNsAdapterFactory: PlatformAdapterFactory {
         let pingTimeout = node.seconds("pingTimeoutSeconds", default: 20, in: 1...600)
         let refresh = node.seconds("tokenRefreshSeconds", default: 3000, in: 1200...3540)
         let neverIndex = node.bool("neverIndexSensitiveHeaders", default: true)
-        let management = managementEndpoints(from: node, served: endpoints.map { [$0.first.environment] + ($0.other.map { [$0.environment] } ?? []) })
+        let management = managementEndpoints(
+            from: node,
+            served: endpoints.map { [($0.first.environment, $0.first.host)] + ($0.other.map { [($0.environment, $0.host)] } ?? []) })
         guard let endpoints, let keys, let teamID, let topic, node.problems.count == problemsBefore else { return nil }
         let first = endpoints.first
         let firstKey = keys[0]
