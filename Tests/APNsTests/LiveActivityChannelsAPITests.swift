@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import HubServer
@@ -26,6 +27,22 @@ import Testing
         return SharedAccessSignature.make(resource: "http://localhost/demo", keyName: name, key: key, expiry: Date() + 3600)
     }
 
+    /// The secret the test hub verifies device users' HS256 tokens with.
+    static let deviceSecret = "a-device-token-secret-of-at-least-32-bytes"
+
+    /// A device user's bearer token (HS256, as an app's identity provider would sign it).
+    static func userToken(_ user: String) -> String {
+        func base64URL(_ data: Data) -> String {
+            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        let header = base64URL(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+        let claims = base64URL(Data(#"{"sub":"\#(user)","exp":\#(Int(Date().timeIntervalSince1970) + 600)}"#.utf8))
+        let signature = HMAC<SHA256>.authenticationCode(
+            for: Data("\(header).\(claims)".utf8), using: SymmetricKey(data: Data(deviceSecret.utf8)))
+        return "\(header).\(claims).\(base64URL(Data(signature)))"
+    }
+
     func run(
         management: Bool = true, _ body: @Sendable (APNsBroadcastHarness, any TestClientProtocol) async throws -> Void
     ) async throws {
@@ -33,7 +50,8 @@ import Testing
             let settings = HubSettings(
                 name: "demo", keys: Self.keys, storage: .memory,
                 delivery: DeliveryConfiguration(initialBackoffSeconds: 0.01),
-                adapters: [AdapterSettings(factory: APNsAdapterFactory.self, settings: harness.settings)])
+                adapters: [AdapterSettings(factory: APNsAdapterFactory.self, settings: harness.settings)],
+                deviceAuthentication: DeviceAuthentication(hs256Secret: Self.deviceSecret))
             let logger = APNsBroadcastHarness.logger
             let runtime = try await HubRuntime(configuration: HubsConfiguration(hubs: [settings]), options: .init(logger: logger))
             let app = Application(router: runtime.api.makeRouter(), logger: logger)
@@ -116,6 +134,23 @@ import Testing
                 #expect(try await call(client, .delete, "/match:1", key: key).status == .forbidden)
                 #expect(try await call(client, .get, "", key: key).status == .forbidden)
             }
+            #expect(harness.emulator.channels().count == 1)
+        }
+    }
+
+    @Test func anAppUserReadsTheChannelWithItsBearerToken() async throws {
+        try await run { harness, client in
+            #expect(try await call(client, .post, "", body: #"{"tag":"match:1"}"#).status == .created)
+            let bearer = "Bearer " + Self.userToken("alice")
+            let read = try await client.execute(
+                uri: "/demo/liveactivities/channels/match:1", method: .get, headers: [.authorization: bearer, .accept: "application/json"])
+            #expect(read.status == .ok)
+            #expect(String(buffer: read.body).contains(harness.emulator.channels().first?.id ?? "-"))
+            let create = try await client.execute(
+                uri: "/demo/liveactivities/channels", method: .post,
+                headers: [.authorization: bearer, .contentType: "application/json", .accept: "application/json"],
+                body: ByteBuffer(string: #"{"tag":"match:2"}"#))
+            #expect(create.status == .forbidden)
             #expect(harness.emulator.channels().count == 1)
         }
     }
