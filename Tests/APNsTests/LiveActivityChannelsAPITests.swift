@@ -187,6 +187,22 @@ import Testing
         }
     }
 
+    @Test func concurrentCreatesOfOneTagMakeOneChannel() async throws {
+        try await run { harness, client in
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for _ in 0..<8 {
+                    group.addTask { try await call(client, .post, "", body: #"{"tag":"final"}"#).status }
+                }
+                var statuses: [HTTPResponse.Status] = []
+                for try await status in group { statuses.append(status) }
+                return statuses
+            }
+            #expect(statuses.filter { $0 == .created }.count == 1)
+            #expect(statuses.filter { $0 == .conflict }.count == 7)
+            #expect(harness.emulator.channels().count == 1)
+        }
+    }
+
     @Test func channelRowsAreOutOfTheInstallationAPIsReach() async throws {
         try await run { harness, client in
             #expect(try await call(client, .post, "", body: #"{"tag":"t"}"#).status == .created)

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import NotificationHub
+import Synchronization
 
 /// `/{hub}/liveactivities/channels`: broadcast channels for Live Activities (Apple's broadcast push, iOS 18), one
 /// per tag.
@@ -22,6 +23,16 @@ import NotificationHub
 /// platform, then the row.
 struct LiveActivityChannelsController {
     let api: HubAPI
+
+    /// The tags (per running hub) whose channel this process is creating now: a second create of one of them is a 409 at
+    /// once, so two concurrent creates never make two channels at Apple of which the row keeps one. (Across nodes two
+    /// creates of one tag at the same moment can still both reach Apple; the later row wins.)
+    private static let creating = Mutex<Set<CreatingKey>>([])
+
+    private struct CreatingKey: Hashable {
+        var hub: ObjectIdentifier
+        var tag: String
+    }
 
     var routes: RouteCollection<HubContext> {
         let routes = RouteCollection(context: HubContext.self)
@@ -137,6 +148,11 @@ struct LiveActivityChannelsController {
         let (tag, options) = try Self.options(try await api.body(request))
         let manager = try Self.manager(context)
         let installations = context.hub.installations
+        let key = CreatingKey(hub: ObjectIdentifier(context.hub), tag: tag)
+        guard Self.creating.withLock({ $0.insert(key).inserted }) else {
+            throw APIError(.conflict, code: "ChannelExists", message: "tag '\(tag)' is getting a channel now; read it with GET")
+        }
+        defer { _ = Self.creating.withLock { $0.remove(key) } }
         if try await installations.broadcastChannelRow(platform: manager.broadcastPlatform, tag: tag) != nil {
             throw APIError(
                 .conflict, code: "ChannelExists",
