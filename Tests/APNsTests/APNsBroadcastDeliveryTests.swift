@@ -1,7 +1,7 @@
 import Foundation
 import NIOCore
 import NotificationHub
-import PushEmulator
+@testable import PushEmulator
 import Testing
 
 @testable import APNs
@@ -192,6 +192,49 @@ import Testing
                 } catch {
                     #expect(error.code == .unknownPlatform)
                 }
+            }
+        }
+    }
+}
+
+/// The emulator's `emulators: apns:` keys for channel management and its admin API for broadcasts.
+@Suite struct APNsBroadcastEmulatorSettingsTests {
+    @Test func managementListenersAreConfiguredAndServed() async throws {
+        let directory = try APNsConfigurationTests.temporaryDirectory()
+        let node = ConfigurationNode.parse(
+            yaml: "port: 0\nmanagementPort: 0\nmaximumChannelsPerApp: 5\ntopics: [\(APNsHarness.topic)]\n", file: "hub.yaml")
+        let made = try APNsEmulatorFactory.makeEmulator(
+            configuration: node,
+            context: EmulatorContext(directory: directory, tls: APNsHarness.tls, logger: APNsBroadcastHarness.logger))
+        #expect(node.problems.isEmpty, "\(node.problems)")
+        let emulator = try #require(made as? APNsEmulator)
+        #expect(emulator.configuration.maximumChannelsPerApp == 5)
+        #expect(emulator.configuration.sandboxManagementPort == nil)
+        try await emulator.start()
+        #expect(emulator.managementPort(of: .production) != nil)
+        #expect(emulator.managementPort(of: .sandbox) == nil)
+        await emulator.stop()
+    }
+
+    @Test func theAdminAPIListsChannelsAndBroadcasts() async throws {
+        try await APNsBroadcastHarness.with { harness in
+            try await harness.withAdapter { adapter in
+                let channel = harness.emulator.createChannel(bundleID: APNsHarness.topic, messageStoragePolicy: 1)
+                #expect(await adapter.deliver([APNsBroadcastHarness.delivery(channelID: channel.id)]) == [.success])
+                let (channelsStatus, channels) = harness.emulator.admin(method: "GET", path: "/_emulator/channels", body: nil)
+                #expect(channelsStatus == 200)
+                #expect(String(buffer: channels).contains(channel.id))
+                let (broadcastsStatus, broadcasts) = harness.emulator.admin(method: "GET", path: "/_emulator/broadcasts", body: nil)
+                #expect(broadcastsStatus == 200)
+                let list = try #require(try JSONValue(parsing: broadcasts.readableBytesView).arrayValue)
+                #expect(list.count == 1)
+                #expect(list.first?.objectValue?["channelID"]?.stringValue == channel.id)
+                let (_, stats) = harness.emulator.admin(method: "GET", path: "/_emulator/stats", body: nil)
+                let object = try #require(try JSONValue(parsing: stats.readableBytesView).objectValue)
+                #expect(object["broadcasts"] == .number(1) && object["channels"] == .number(1))
+                #expect(harness.emulator.admin(method: "POST", path: "/_emulator/reset", body: nil).0 == 200)
+                #expect(harness.emulator.channels().isEmpty && harness.emulator.broadcastCount == 0)
+                #expect(harness.emulator.broadcastRequestCount(in: .production) == 0)
             }
         }
     }
