@@ -25,10 +25,16 @@ import Synchronization
 /// go straight there. A request one environment accepted is never sent to the other. A token both environments
 /// refuse is a bad channel.
 public final class APNsAdapter: PlatformAdapter, Sendable {
-    /// The `apns` platform, the `apple` format, and Azure's `Apple(Template)RegistrationDescription`.
+    /// The `apns` platform, the `apple` format, and Azure's `Apple(Template)RegistrationDescription`; and Live
+    /// Activities: push-to-start tokens (`apnspushtostart`, reached by `liveactivitystart` sends) and activity update
+    /// tokens (`apnsactivity`, reached by `liveactivity` sends), which register through the hub's Live Activity
+    /// endpoints only (no Azure registration description, no templates).
     public static let descriptor = PlatformDescriptor(
-        platforms: [.apns], formats: [.apple: [.apns]], templateFormats: [.apns: .apple], maximumPayloadBytes: 4096,
-        telemetryNames: [.apns: "Apns"], serviceBusHeaders: [APNsSendOptions.sdkExpiryHeader],
+        platforms: [.apns, .apnsPushToStart, .apnsActivity],
+        formats: [.apple: [.apns], .liveActivityStart: [.apnsPushToStart], .liveActivity: [.apnsActivity]],
+        templateFormats: [.apns: .apple], maximumPayloadBytes: 4096,
+        telemetryNames: [.apns: "Apns", .apnsPushToStart: "ApnsPushToStart", .apnsActivity: "ApnsLiveActivity"],
+        serviceBusHeaders: [APNsSendOptions.sdkExpiryHeader],
         registrationFormats: [
             RegistrationFormat(
                 platform: .apns, prefix: "Apple", channel: .element("DeviceToken"), filterMatching: .anyCase,
@@ -37,7 +43,13 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
                     .headers(list: "ApnsHeaders", item: "ApnsHeader", writtenWhenEmpty: false),
                 ])
         ],
-        samples: [.apple: NotificationSample(body: #"{"aps":{"alert":{"title":"Hello","body":"From the NotificationHub console"}}}"#)])
+        samples: [
+            .apple: NotificationSample(body: #"{"aps":{"alert":{"title":"Hello","body":"From the NotificationHub console"}}}"#),
+            .liveActivity: NotificationSample(
+                body: #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"On its way"}}}"#),
+            .liveActivityStart: NotificationSample(
+                body: #"{"aps":{"timestamp":1767225600,"event":"start","content-state":{"status":"Ordered"},"attributes-type":"DeliveryAttributes","attributes":{"order":"1234"},"alert":{"title":"Order 1234","body":"Follow it on your Lock Screen"}}}"#),
+        ])
 
     /// What the adapter serves: ``descriptor``.
     public var descriptor: PlatformDescriptor { Self.descriptor }
@@ -118,7 +130,8 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
 
     // MARK: Validation
 
-    /// Device tokens are hex strings of an even length, 16 to 200 bytes.
+    /// Device tokens, push-to-start tokens and activity update tokens are hex strings of an even length, 16 to 200
+    /// bytes.
     public func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {
         guard let handle = pushChannel.handle else {
             throw HubError(.invalidPushChannel, "an APNs device token is a hex string, not an object")
@@ -141,6 +154,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
     /// (see ``APNsSendOptions``).
     public func validate(notification: NotificationContent) throws(HubError) {
         let headers = notification.headers
+        if Self.isLiveActivity(notification.format) { return try validateLiveActivity(notification) }
         let pushType = headers["apns-push-type"]?.lowercased()
         if let pushType, Self.topicSuffixes[pushType] == nil {
             throw HubError(
@@ -159,6 +173,37 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             throw HubError(
                 .invalidNotification,
                 "apns-topic '\(topic)' is not one of this hub's apps (\(topics.sorted().joined(separator: ", "))) with the \(effectiveType) suffix")
+        }
+        _ = try APNsSendOptions.expiration(in: headers)
+        if let collapseID = headers["apns-collapse-id"], collapseID.utf8.count > 64 {
+            throw HubError(.invalidNotification, "apns-collapse-id must be at most 64 bytes")
+        }
+    }
+
+    /// Whether a format is a Live Activity push's (``NotificationFormat/liveActivity``,
+    /// ``NotificationFormat/liveActivityStart``).
+    static func isLiveActivity(_ format: NotificationFormat) -> Bool {
+        format == .liveActivity || format == .liveActivityStart
+    }
+
+    /// Checks a Live Activity send: the payload (``APNsLiveActivityPayload``, within 4096 bytes), `apns-push-type`
+    /// `liveactivity` when given, `apns-priority` 5 or 10, and the other `apns-*` headers as for `apple`.
+    func validateLiveActivity(_ notification: NotificationContent) throws(HubError) {
+        let headers = notification.headers
+        if let pushType = headers["apns-push-type"], pushType.lowercased() != "liveactivity" {
+            throw HubError(
+                .invalidNotification,
+                "a \(notification.format) send is a Live Activity push: apns-push-type must be liveactivity (or left out), not '\(pushType.prefix(40))'")
+        }
+        try checkPayloadSize(notification.body.readableBytes, format: notification.format, limit: 4096)
+        _ = try APNsLiveActivityPayload(validating: notification.body, format: notification.format)
+        if let priority = try APNsSendOptions.priority(in: headers), !APNsLiveActivityPayload.priorities.contains(priority) {
+            throw HubError(.invalidNotification, "a Live Activity push has apns-priority 5 or 10, not \(priority)")
+        }
+        if let topic = headers["apns-topic"], resolveTopic(topic, pushType: "liveactivity") == nil {
+            throw HubError(
+                .invalidNotification,
+                "apns-topic '\(topic)' is not one of this hub's apps (\(topics.sorted().joined(separator: ", "))) with the liveactivity suffix")
         }
         _ = try APNsSendOptions.expiration(in: headers)
         if let collapseID = headers["apns-collapse-id"], collapseID.utf8.count > 64 {
@@ -460,7 +505,10 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         } catch {
             return .failure(Rejected(result: DeliveryResult(.invalidNotificationFormat, reason: error.message)))
         }
-        let pushType = headers["apns-push-type"]?.lowercased() ?? (shape.isBackground ? "background" : "alert")
+        // A Live Activity token takes Live Activity pushes only, whatever the headers say.
+        let pushType =
+            delivery.platform == .apnsActivity || delivery.platform == .apnsPushToStart || Self.isLiveActivity(delivery.format)
+            ? "liveactivity" : headers["apns-push-type"]?.lowercased() ?? (shape.isBackground ? "background" : "alert")
         let limit = pushType == "voip" ? 5120 : 4096
         if delivery.payload.readableBytes > limit {
             return .failure(Rejected(result: DeliveryResult(.invalidNotificationSize, reason: "PayloadTooLarge")))

@@ -26,6 +26,11 @@ import Yams
         "GET /{hub}/registrations", "PUT /{hub}/registrations/{registrationId}",
         "GET /{hub}/registrations/{registrationId}", "DELETE /{hub}/registrations/{registrationId}",
         "GET /{hub}/securenotifications/{secureId}", "POST /{hub}/receipts",
+        "GET /{hub}/installations/{installationId}/liveactivities",
+        "PUT /{hub}/installations/{installationId}/liveactivities/pushtostart",
+        "DELETE /{hub}/installations/{installationId}/liveactivities/pushtostart",
+        "PUT /{hub}/installations/{installationId}/liveactivities/{activityId}",
+        "DELETE /{hub}/installations/{installationId}/liveactivities/{activityId}",
     ]
 
     @Test func routesThatAcceptADeviceUsersTokenDeclareBearerAuth() throws {

@@ -216,7 +216,7 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
     /// - `POST /_emulator/reset`: clears records, faults, device states and registrations.
     /// - `POST /_emulator/faults` with a JSON body `{"serverErrorRate":0,"unavailableRate":0,"throttleRate":0,
     ///   "retryAfterSeconds":1,"latencyMilliseconds":0,"dropConnectionRate":0}`.
-    /// - `POST /_emulator/devices/<token>` with `{"state":"unregistered"|"expired"|"bad"|"notForTopic"|"active",
+    /// - `POST /_emulator/devices/<token>` with `{"state":"unregistered"|"ended"|"expired"|"bad"|"notForTopic"|"active",
     ///   "timestamp":<ms>}` or `{"status":400,"reason":"BadCollapseId"}`, and/or `{"environment":"production"|
     ///   "sandbox"}` to register the environment the token belongs to.
     /// - `POST /_emulator/goaway`, `POST /_emulator/drop`: GOAWAY or drop every connection.
@@ -280,13 +280,15 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
             let state: APNsDeviceState?
             switch json["state"]?.stringValue {
             case "unregistered": state = .unregistered(date)
+            // An ended Live Activity's update token: APNs answers it 410 Unregistered, as a removed app's token.
+            case "ended": state = .unregistered(date)
             case "expired": state = .expired(date)
             case "bad": state = .bad
             case "notForTopic": state = .notForTopic
             case "active": state = nil
             default:
                 guard let status = number("status"), (100...599).contains(status), let reason = json["reason"]?.stringValue else {
-                    return (400, ByteBuffer(string: #"{"error":"give state (unregistered, expired, bad, notForTopic, active) or status (100 to 599) and reason"}"#))
+                    return (400, ByteBuffer(string: #"{"error":"give state (unregistered, ended, expired, bad, notForTopic, active) or status (100 to 599) and reason"}"#))
                 }
                 state = .reply(status: Int(status), reason: reason)
             }
