@@ -524,6 +524,7 @@ let package = Package(
             dependencies: [
                 "HubServer",
                 "APNs",
+                "PushEmulator",
                 "FCM",
                 "WNS",
                 "WebPush",
