@@ -63,8 +63,8 @@ extension InstallationService {
     @discardableResult
     func deleteSubResources(of parentID: String) async throws -> Int {
         var deleted = 0
-        for row in try await subResources(of: parentID) where try await core.installationStore.delete(id: row.installationID, as: .unrestricted) {
-            deleted += 1
+        for row in try await subResources(of: parentID) {
+            if try await core.installationStore.delete(id: row.installationID, as: .unrestricted) { deleted += 1 }
         }
         return deleted
     }
