@@ -3,6 +3,7 @@ import HTTPTypes
 import HubServer
 import HubTestSupport
 import HummingbirdTesting
+import NIOCore
 import NotificationHub
 import PushEmulator
 import Testing
@@ -142,7 +143,8 @@ import Testing
             let list = try #require(try JSONValue(parsing: Array(listed.body.readableBytesView)).objectValue)
             #expect(list["installationId"] == "phone")
             #expect(list["pushToStart"]?.objectValue?["pushToken"] == .string(Harness.token("s", 5)))
-            let activities = try #require(list["activities"]?.arrayValue?.compactMap(\.objectValue))
+            let activityValues = try #require(list["activities"]?.arrayValue)
+            let activities = activityValues.compactMap(\.objectValue)
             #expect(activities.map { $0["activityId"] } == ["a", "b"])
             #expect(activities[0]["pushToken"] == .string(Harness.token("a", 7)) && activities[0]["tags"] == ["y"])
 
@@ -173,8 +175,8 @@ import Testing
             let record = try await hub.final(update)
             #expect(record.summary.counts == [Platform("apnsactivity"): [.success: 1, .expiredChannel: 1]])
             let listed = try await hub.request(.get, "/demo/installations/phone/liveactivities")
-            let activities = try #require(
-                try JSONValue(parsing: Array(listed.body.readableBytesView)).objectValue?["activities"]?.arrayValue?.compactMap(\.objectValue))
+            let listedValue = try JSONValue(parsing: Array(listed.body.readableBytesView))
+            let activities = try #require(listedValue.objectValue?["activities"]?.arrayValue).compactMap(\.objectValue)
             #expect(activities.map { $0["activityId"] } == ["done", "live"])
             #expect(activities.map { $0["pushChannelExpired"] } == [true, false])
 
