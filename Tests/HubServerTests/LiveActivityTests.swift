@@ -169,8 +169,9 @@ import Testing
             try await hub.registerInstallation("phone", token: Harness.token("d", 9))
             #expect(try await hub.registerActivity("phone", "live", token: Harness.token("a", 9)).status == .ok)
             #expect(try await hub.registerActivity("phone", "done", token: Harness.token("a", 10)).status == .ok)
-            // The activity ended on the device: APNs answers its token 410 Unregistered.
-            hub.emulator.setDevice(Harness.token("a", 10), .unregistered(Date(timeIntervalSince1970: 1_700_000_000)))
+            // The activity ended on the device after its token was registered: APNs answers the token 410
+            // Unregistered with that time (an earlier time would leave the row, as updated since).
+            hub.emulator.setDevice(Harness.token("a", 10), .unregistered(Date().addingTimeInterval(1)))
             let update = try await hub.send(#"{"event":"update","tags":"$InstallationId:{phone}","contentState":{"n":1}}"#)
             let record = try await hub.final(update)
             #expect(record.summary.counts == [Platform("apnsactivity"): [.success: 1, .expiredChannel: 1]])
@@ -191,7 +192,7 @@ import Testing
         try await Harness.run(expiredChannelPolicy: .delete) { hub in
             try await hub.registerInstallation("phone", token: Harness.token("d", 11))
             #expect(try await hub.registerActivity("phone", "done", token: Harness.token("a", 11)).status == .ok)
-            hub.emulator.setDevice(Harness.token("a", 11), .unregistered(Date(timeIntervalSince1970: 1_700_000_000)))
+            hub.emulator.setDevice(Harness.token("a", 11), .unregistered(Date().addingTimeInterval(1)))
             let end = try await hub.send(#"{"event":"end","activityId":"done"}"#)
             #expect(try await hub.final(end).summary.counts == [Platform("apnsactivity"): [.expiredChannel: 1]])
             #expect(try await hub.hub.installations.subResources(of: "phone").isEmpty)
