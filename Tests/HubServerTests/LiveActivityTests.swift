@@ -161,6 +161,14 @@ import Testing
             #expect(try await hub.request(.delete, "/demo/installations/phone").status == .noContent)
             #expect(try await hub.hub.installations.subResources(of: "phone").isEmpty, "deleting the installation deletes its Live Activity rows")
             #expect(try await hub.request(.get, "/demo/installations/phone/liveactivities").status == .notFound)
+
+            // Deleting the installation through Azure's registration API (its native projection) does the same.
+            try await hub.registerInstallation("tablet", token: Harness.token("d", 6))
+            #expect(try await hub.registerActivity("tablet", "a", token: Harness.token("a", 20)).status == .ok)
+            let projection = RegistrationID.projection(installationID: "tablet")
+            #expect(try await hub.request(.delete, "/demo/registrations/\(projection)", key: "manage").status == .ok)
+            #expect(try await hub.hub.installations.installation(id: "tablet", as: .unrestricted) == nil)
+            #expect(try await hub.hub.installations.subResources(of: "tablet").isEmpty)
         }
     }
 
