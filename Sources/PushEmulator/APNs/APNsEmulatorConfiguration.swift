@@ -67,6 +67,9 @@ public struct APNsEmulatorConfiguration: Sendable {
     public var recordCapacity: Int
     /// The clock token ages are measured with.
     public var clock: any WallClock
+    /// Certificate-based authentication: the authorities whose client certificates are accepted, and the
+    /// environments that require one; `nil` asks for no client certificate.
+    public var clientCertificates: APNsEmulatorClientCertificates?
 
     /// Creates a configuration with APNs' own limits as defaults.
     public init(
@@ -75,8 +78,9 @@ public struct APNsEmulatorConfiguration: Sendable {
         tokenMaximumAge: TimeInterval = 3600, tokenMinimumRefreshInterval: TimeInterval = 1200,
         recordCapacity: Int = 1_000_000, sandboxPort: Int? = nil,
         unregisteredTokenEnvironment: APNsEmulatorEnvironment? = .production, keys: [APNsEmulatorKey] = [],
-        clock: any WallClock = SystemWallClock()
+        clock: any WallClock = SystemWallClock(), clientCertificates: APNsEmulatorClientCertificates? = nil
     ) {
+        self.clientCertificates = clientCertificates
         self.host = host
         self.port = port
         self.sandboxPort = sandboxPort
