@@ -43,7 +43,7 @@ final class APNsRoute: Sendable {
                     host: host, port: port, connections: settings.connections, maximumStreams: settings.maximumStreams,
                     connectTimeout: settings.connectTimeout.timeAmount, pingInterval: settings.pingInterval.timeAmount,
                     pingTimeout: settings.pingTimeout.timeAmount, caCertificatePEM: settings.caCertificatePEM,
-                    clientCertificate: certificate.map { ($0.chain, $0.privateKey) }))
+                    clientCertificate: certificate.map { (chain: $0.chain, privateKey: $0.privateKey) }))
         } catch {
             throw APNsError(.invalidCACertificate, "caCertificate is not a usable PEM CA certificate")
         }

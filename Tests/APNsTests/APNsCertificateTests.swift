@@ -136,6 +136,64 @@ import Testing
         #expect(adapter.routes.allSatisfy { $0.providerToken == nil && $0.certificate != nil })
     }
 
+    /// The demo path: `emulators: apns: clientCertificates:` writes an authority and a provider certificate, and an
+    /// adapter entry naming those files delivers; a token adapter is refused where certificates are required.
+    @Test func theEmulatorSectionWritesACertificateAnAdapterEntryUses() async throws {
+        let directory = try APNsConfigurationTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let emulatorYAML = """
+            emulators:
+              directory: \(directory)/.emulator
+              apns:
+                port: 0
+                topics: [com.example.app]
+                clientCertificates: {required: [production]}
+            """
+        let emulatorRoot = ConfigurationNode.parse(yaml: emulatorYAML, file: directory + "/hub.yaml", environment: [:])
+        // Before the emulator starts, validation reads its files from memory.
+        let pending = EmulatorSection.pendingFiles(emulatorRoot.child("emulators"), factories: [APNsEmulatorFactory.self])
+        #expect(pending.keys.contains(directory + "/.emulator/apns-client.pem"))
+        let emulators = try EmulatorSection.load(
+            ConfigurationNode.parse(yaml: emulatorYAML, file: directory + "/hub.yaml", environment: [:]).child("emulators"),
+            factories: [APNsEmulatorFactory.self], logger: Logger(label: "t"))
+        let emulator = try #require(emulators.first as? APNsEmulator)
+        #expect(emulator.configuration.clientCertificates?.required == [.production])
+        let port = try await emulator.start()
+        do {
+            try await Self.deliverWithTheWrittenFiles(emulator: emulator, port: port, directory: directory)
+            await emulator.stop()
+        } catch {
+            await emulator.stop()
+            throw error
+        }
+    }
+
+    static func deliverWithTheWrittenFiles(emulator: APNsEmulator, port: Int, directory: String) async throws {
+        let keyFile = try #require(FileManager.default.attributesOfItem(atPath: directory + "/.emulator/apns-client-key.pem")[.posixPermissions] as? Int)
+        #expect(keyFile == 0o600)
+
+        func adapter(_ credentials: String) throws -> APNsAdapter {
+            let node = Self.adapterNode(
+                "caCertificate: .emulator/emulator-ca.pem\n" + credentials, directory: directory, endpoint: "https://127.0.0.1:\(port)")
+            let made = APNsAdapterFactory.makeAdapter(configuration: node, context: AdapterContext(hubName: "demo", logger: Logger(label: "t")))
+            #expect(node.problems.isEmpty, "\(node.problems)")
+            return try #require(made as? APNsAdapter)
+        }
+        let certificateAdapter = try adapter(
+            "certificate: {certificateFile: .emulator/apns-client.pem, privateKeyFile: .emulator/apns-client-key.pem}")
+        #expect(certificateAdapter.configuration.topic == Self.topic)
+        let delivered = await certificateAdapter.deliver([Self.delivery(APNsHarness.deviceToken(11))], context: .standalone())
+        #expect(delivered == [.success])
+        await certificateAdapter.shutdown()
+
+        let tokenAdapter = try adapter(
+            "teamId: TEAM123456\nkeyId: KEY1234567\nprivateKey: {file: .emulator/apns-auth-key.p8}\ntopic: com.example.app")
+        let refused = await tokenAdapter.deliver([Self.delivery(APNsHarness.deviceToken(12))], context: .standalone())
+        #expect(refused == [DeliveryResult(.invalidCredentials, reason: "MissingProviderToken")])
+        await tokenAdapter.shutdown()
+        #expect(emulator.received.map(\.deviceToken) == [APNsHarness.deviceToken(11)])
+    }
+
     // MARK: Refused connections
 
     @Test func aConnectionWithoutACertificateIsRefusedWhereOneIsRequired() async throws {

@@ -48,7 +48,7 @@ public struct APNsEmulatorClientCertificates: Sendable {
 /// What the emulator learnt of a connection's client certificate in the TLS handshake.
 enum APNsClientCertificateVerdict: Sendable, Hashable {
     /// No certificate was presented.
-    case none
+    case notPresented
     /// A certificate an authority issued, valid now, for these environments and bundle id.
     case valid(bundleID: String?, environments: Set<APNsEmulatorEnvironment>)
     /// A certificate that did not pass, and why (for the violation record).
@@ -89,7 +89,7 @@ final class APNsClientCertificateChecker: Sendable {
         for name in leaf.subject {
             for attribute in name {
                 if attribute.type == APNsEmulatorClientAuthority.userIDAttribute { bundleID = String(attribute.value) }
-                if attribute.type == .RDNAttributeType.commonName { commonName = String(attribute.value) }
+                if attribute.type == ASN1ObjectIdentifier.RDNAttributeType.commonName { commonName = String(attribute.value) }
             }
         }
         return .valid(bundleID: bundleID, environments: APNsEmulatorClientCertificates.environments(ofCommonName: commonName))
@@ -98,16 +98,19 @@ final class APNsClientCertificateChecker: Sendable {
     /// A TLS server handler that asks for a client certificate, accepts the handshake whatever is presented, and
     /// records the verdict in `connection` (the requests are answered 403 when it did not pass).
     func serverHandler(context: NIOSSLContext, connection: APNsConnectionCertificate) -> NIOSSLServerHandler {
-        NIOSSLServerHandler(context: context) { [self] chain, promise in
-            connection.verdict.withLock { $0 = verdict(on: chain) }
-            promise.succeed(.certificateVerified)
-        }
+        NIOSSLServerHandler(
+            context: context,
+            customVerificationCallback: { [self] chain, promise in
+                let result = verdict(on: chain)
+                connection.verdict.withLock { $0 = result }
+                promise.succeed(.certificateVerified)
+            })
     }
 }
 
 /// One connection's client certificate verdict, written in its handshake and read by its requests.
 final class APNsConnectionCertificate: Sendable {
-    let verdict = Mutex<APNsClientCertificateVerdict>(.none)
+    let verdict = Mutex<APNsClientCertificateVerdict>(.notPresented)
 }
 
 /// A throwaway certificate authority issuing APNs provider certificates the emulator accepts (tests, demos): each
@@ -172,8 +175,8 @@ public struct APNsEmulatorClientAuthority: Sendable {
             }
         let subject = DistinguishedName([
             RelativeDistinguishedName(RelativeDistinguishedName.Attribute(type: Self.userIDAttribute, utf8String: bundleID)),
-            RelativeDistinguishedName(RelativeDistinguishedName.Attribute(type: .RDNAttributeType.commonName, utf8String: prefix + bundleID)),
-            RelativeDistinguishedName(RelativeDistinguishedName.Attribute(type: .RDNAttributeType.organizationName, utf8String: "NotificationHub")),
+            RelativeDistinguishedName(RelativeDistinguishedName.Attribute(type: ASN1ObjectIdentifier.RDNAttributeType.commonName, utf8String: prefix + bundleID)),
+            RelativeDistinguishedName(RelativeDistinguishedName.Attribute(type: ASN1ObjectIdentifier.RDNAttributeType.organizationName, utf8String: "NotificationHub")),
         ])
         let certificate = try Certificate(
             version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: Certificate.PublicKey(key.publicKey),
@@ -213,7 +216,7 @@ extension APNsRequestRules {
                         "certificate for \(environments.map(\.rawValue).sorted().joined(separator: ", ")) used for \(environment)"))
             }
             return .authenticated(bundleID: bundleID)
-        case .none:
+        case .notPresented:
             guard configuration.clientCertificates?.required.contains(environment) == true else { return .notUsed }
             return .refused(
                 violation(.error(403, "MissingProviderToken"), "no client certificate on a listener that requires one (\(environment))"))
@@ -226,5 +229,85 @@ extension APNsRequestRules {
             let magic = object["mdm"]?.stringValue, !magic.isEmpty
         else { return "an mdm push's payload is {\"mdm\": \"<PushMagic>\"}" }
         return nil
+    }
+}
+
+/// `clientCertificates:` of `emulators: apns:`: asks clients for provider certificates, and writes an authority and
+/// one provider certificate for the first topic into the emulator directory (kept when present), so an adapter entry
+/// can use `certificate: {certificateFile: .emulator/apns-client.pem, privateKeyFile: .emulator/apns-client-key.pem}`.
+///
+/// ```yaml
+/// emulators:
+///   apns:
+///     clientCertificates:
+///       required: [production]     # environments that take no provider token (default: none)
+/// ```
+extension APNsEmulatorFactory {
+    /// The authority's certificate and key, and the provider certificate and key, in the emulator directory.
+    public static let clientCertificateFileNames = (
+        authority: "apns-client-ca.pem", authorityKey: "apns-client-ca-key.pem", certificate: "apns-client.pem",
+        key: "apns-client-key.pem"
+    )
+
+    /// The environments `clientCertificates.required` lists, or `nil` without `clientCertificates`.
+    static func clientCertificateRequirement(_ configuration: ConfigurationNode) -> Set<APNsEmulatorEnvironment>? {
+        let node = configuration.child("clientCertificates")
+        guard node.isPresent else { return nil }
+        guard node.isMapping else {
+            node.report("clientCertificates is a mapping: {required: [production, sandbox]} (or {} to accept certificates and tokens)")
+            return nil
+        }
+        var required: Set<APNsEmulatorEnvironment> = []
+        for name in node.strings("required") {
+            guard let environment = APNsEmulatorEnvironment(rawValue: name) else {
+                node.child("required").report("'\(name)' is not an environment; use production and/or sandbox")
+                continue
+            }
+            required.insert(environment)
+        }
+        node.rejectUnknownKeys()
+        return required
+    }
+
+    /// The files of ``clientCertificateFileNames`` that do not exist yet, made in memory for `bundleID`.
+    static func pendingClientCertificateFiles(directory: String, bundleID: String) -> [String: Data] {
+        let names = clientCertificateFileNames
+        let paths = [names.authority, names.authorityKey, names.certificate, names.key].map {
+            (directory as NSString).appendingPathComponent($0)
+        }
+        guard paths.contains(where: { !FileManager.default.fileExists(atPath: $0) }),
+            let authority = try? APNsEmulatorClientAuthority.generate(), let issued = try? authority.issue(bundleID: bundleID)
+        else { return [:] }
+        let contents = [authority.certificatePEM, authority.privateKeyPEM, issued.certificatePEM, issued.privateKeyPEM]
+        var files: [String: Data] = [:]
+        for (path, text) in zip(paths, contents) where !FileManager.default.fileExists(atPath: path) {
+            files[path] = Data(text.utf8)
+        }
+        return files
+    }
+
+    /// Reads the authority from the emulator directory, or generates and writes it with a provider certificate for
+    /// `bundleID` (keys with mode 0600).
+    static func loadOrCreateClientAuthority(directory: String, bundleID: String) throws -> APNsEmulatorClientAuthority {
+        let names = clientCertificateFileNames
+        func path(_ name: String) -> String { (directory as NSString).appendingPathComponent(name) }
+        let manager = FileManager.default
+        if let certificate = manager.contents(atPath: path(names.authority)),
+            let key = manager.contents(atPath: path(names.authorityKey))
+        {
+            return APNsEmulatorClientAuthority(
+                certificatePEM: String(decoding: certificate, as: UTF8.self), privateKeyPEM: String(decoding: key, as: UTF8.self))
+        }
+        try manager.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let authority = try APNsEmulatorClientAuthority.generate()
+        let issued = try authority.issue(bundleID: bundleID, validUntil: Date() + 10 * 365 * 86400)
+        for (name, text, secret) in [
+            (names.authority, authority.certificatePEM, false), (names.authorityKey, authority.privateKeyPEM, true),
+            (names.certificate, issued.certificatePEM, false), (names.key, issued.privateKeyPEM, true),
+        ] {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path(name)))
+            if secret { try manager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path(name)) }
+        }
+        return authority
     }
 }

@@ -115,6 +115,8 @@ public struct APNsEmulatorConfiguration: Sendable {
 ///     topics: [com.example.app]
 ///     maximumConcurrentStreams: 1000   # after the first authenticated request (1 before)
 ///     recordCapacity: 1000000          # accepted notifications kept in full (0: only counted)
+///     clientCertificates:              # optional: certificate-based authentication (APNsEmulatorClientCertificates)
+///       required: [production]         # environments that take no provider token
 /// ```
 ///
 /// Each further key's signing key is written to `apns-auth-key-<keyId>.p8` beside the main one.
@@ -144,7 +146,12 @@ public enum APNsEmulatorFactory: PlatformEmulatorFactory {
         }
         let unregistered = configuration.choice("unregisteredTokens", ["production", "sandbox", "none"], default: "production")
         let keys = extraKeys(configuration, mainKeyID: keyID)
+        let requiredCertificates = clientCertificateRequirement(configuration)
         guard configuration.problems.count == problemsBefore else { return nil }
+        let clientCertificates = try requiredCertificates.map { required in
+            let authority = try loadOrCreateClientAuthority(directory: context.directory, bundleID: topics[0])
+            return APNsEmulatorClientCertificates(authorityPEMs: [authority.certificatePEM], required: required)
+        }
         let key = try loadOrCreateKey(directory: context.directory)
         var emulatorKeys: [APNsEmulatorKey] = []
         for extra in keys {
@@ -156,7 +163,8 @@ public enum APNsEmulatorFactory: PlatformEmulatorFactory {
                 host: host, port: port, teamID: teamID, keyID: keyID, publicKey: key.publicKey, topics: topics,
                 initialConcurrentStreams: initial, maximumConcurrentStreams: maximum, tokenMaximumAge: maximumAge,
                 tokenMinimumRefreshInterval: refresh, recordCapacity: capacity, sandboxPort: sandboxPort,
-                unregisteredTokenEnvironment: APNsEmulatorEnvironment(rawValue: unregistered), keys: emulatorKeys),
+                unregisteredTokenEnvironment: APNsEmulatorEnvironment(rawValue: unregistered), keys: emulatorKeys,
+                clientCertificates: clientCertificates),
             tls: context.tls, logger: context.logger)
     }
 
@@ -196,6 +204,11 @@ public enum APNsEmulatorFactory: PlatformEmulatorFactory {
             let path = (directory as NSString).appendingPathComponent(name)
             guard !FileManager.default.fileExists(atPath: path) else { continue }
             files[path] = Data(P256.Signing.PrivateKey().pemRepresentation.utf8)
+        }
+        if configuration.child("clientCertificates").isPresent {
+            var topics = configuration.strings("topics")
+            if topics.isEmpty { topics = ["com.example.app"] }
+            files.merge(pendingClientCertificateFiles(directory: directory, bundleID: topics[0])) { first, _ in first }
         }
         return files
     }

@@ -142,7 +142,7 @@ final class APNsRequestRules: Sendable {
     /// Checks one request to `environment`'s listener; `token` is the connection's provider-token state.
     func answer(
         method: String?, path: String?, headers: HPACKHeaders, body: ByteBuffer?, token: inout APNsConnectionTokenState,
-        environment: APNsEmulatorEnvironment = .production, certificate: APNsClientCertificateVerdict = .none
+        environment: APNsEmulatorEnvironment = .production, certificate: APNsClientCertificateVerdict = .notPresented
     ) -> APNsAnswer {
         var seen = Set<String>()
         for (name, _, _) in headers where !name.hasPrefix(":") {

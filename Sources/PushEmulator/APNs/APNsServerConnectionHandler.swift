@@ -170,7 +170,7 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
         }
         let answer = emulator.rules.answer(
             method: method, path: path, headers: stream.headers, body: stream.body, token: &token, environment: environment,
-            certificate: certificate?.verdict.withLock { $0 } ?? .none)
+            certificate: certificate?.verdict.withLock { $0 } ?? .notPresented)
         if answer.dropConnection {
             context.close(promise: nil)
             return
