@@ -14,8 +14,9 @@ import X509
 /// provider token. The emulator asks every client for a certificate and checks one that is presented against
 /// ``authorityPEMs`` (its signature and validity dates, by the emulator's clock). Over a connection whose certificate
 /// passed, requests need no `authorization` header, and their topic is the certificate's bundle id (its subject
-/// `UID`), which is also the topic of a request without `apns-topic` (Apple: the certificate's subject is the
-/// default topic). Apple's "Handling notification responses from APNs" answers, on 403:
+/// `UID`), which is also the topic of a request without `apns-topic` (Apple, "Sending notification requests to APNs",
+/// `apns-topic`: when the header is omitted and the certificate does not name several topics, APNs uses the
+/// certificate's subject as the default topic). Apple's "Handling notification responses from APNs" answers, on 403:
 /// - `BadCertificate` ("the certificate is invalid"): a certificate no authority issued, or outside its dates;
 /// - `BadCertificateEnvironment` ("the client certificate is for the wrong environment"): a development
 ///   certificate (common name `Apple Development IOS Push Services: …`) sent to production, or a production one

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
+import Synchronization
 
 /// Commands sent down an emulator connection's pipeline as inbound user events.
 enum APNsEmulatorCommand: Sendable {
