@@ -126,11 +126,16 @@ public struct APNsClientCertificate: Sendable, Hashable {
 
     /// Throws unless the PKCS#12 structure (RFC 7292) holds a key bag (`keyBag` or `pkcs8ShroudedKeyBag`) in one of
     /// its unencrypted safe contents, where Keychain Access and `openssl pkcs12 -export` put the (itself encrypted)
-    /// key; a bundle exported without its key holds only encrypted certificate contents.
+    /// key, and a certificate: a certificate bag in the clear or encrypted contents (where those tools put the
+    /// certificates). A bundle exported without its key holds only encrypted contents; one exported without its
+    /// certificate (`-nocerts`) only the key bag.
     static func checkHoldsPrivateKey(pkcs12 bytes: [UInt8]) throws(APNsError) {
         let dataType: ASN1ObjectIdentifier = [1, 2, 840, 113_549, 1, 7, 1]
+        let encryptedDataType: ASN1ObjectIdentifier = [1, 2, 840, 113_549, 1, 7, 6]
         let keyBags: Set<ASN1ObjectIdentifier> = [[1, 2, 840, 113_549, 1, 12, 10, 1, 1], [1, 2, 840, 113_549, 1, 12, 10, 1, 2]]
+        let certificateBag: ASN1ObjectIdentifier = [1, 2, 840, 113_549, 1, 12, 10, 1, 3]
         var bagTypes: [ASN1ObjectIdentifier] = []
+        var encryptedContents = 0
         do {
             // PFX ::= SEQUENCE { version INTEGER, authSafe ContentInfo, macData MacData OPTIONAL }
             let pfx = try BER.parse(bytes)
@@ -141,7 +146,10 @@ public struct APNsClientCertificate: Sendable, Hashable {
                 return authSafe
             }
             for contentInfo in try children(of: try BER.parse(try dataContent(of: authSafe, dataType: dataType))) {
-                guard let content = try? dataContent(of: contentInfo, dataType: dataType) else { continue }
+                guard let content = try? dataContent(of: contentInfo, dataType: dataType) else {
+                    if (try? contentType(of: contentInfo)) == encryptedDataType { encryptedContents += 1 }
+                    continue
+                }
                 // SafeContents ::= SEQUENCE OF SafeBag; SafeBag ::= SEQUENCE { bagId OID, bagValue [0], attrs SET OPTIONAL }
                 for bag in try children(of: try BER.parse(content)) {
                     let bagID = try BER.sequence(bag, identifier: .sequence) { nodes in
@@ -159,6 +167,20 @@ public struct APNsClientCertificate: Sendable, Hashable {
             throw APNsError(
                 .invalidCertificate,
                 "the PKCS#12 file holds no private key; export the certificate together with its private key (Keychain Access: select both, Export 2 items)")
+        }
+        guard encryptedContents > 0 || bagTypes.contains(certificateBag) else {
+            throw APNsError(
+                .invalidCertificate,
+                "the PKCS#12 file holds no certificate, only a private key; export the certificate together with its private key")
+        }
+    }
+
+    /// The `contentType` of a `ContentInfo`.
+    private static func contentType(of contentInfo: ASN1Node) throws -> ASN1ObjectIdentifier {
+        try BER.sequence(contentInfo, identifier: .sequence) { nodes in
+            let type = try ASN1ObjectIdentifier(berEncoded: &nodes)
+            while nodes.next() != nil {}
+            return type
         }
     }
 

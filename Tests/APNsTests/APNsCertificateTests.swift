@@ -372,6 +372,9 @@ import Testing
         // certificate.
         let noKey = try messages("certificate: {file: nokey.p12, password: {env: P}}", environment: ["P": APNsCertificateFixtures.password])
         #expect(noKey.count == 1 && noKey.first?.hasPrefix("the PKCS#12 file holds no private key") == true)
+        try Data(APNsCertificateFixtures.pkcs12WithoutCertificate).write(to: URL(fileURLWithPath: directory + "/nocert.p12"))
+        let noCertificate = try messages("certificate: {file: nocert.p12, password: \(APNsCertificateFixtures.password)}")
+        #expect(noCertificate == ["the PKCS#12 file holds no certificate, only a private key; export the certificate together with its private key"])
         let noKeyFile = try messages("certificate: {certificateFile: push.pem}")
         #expect(noKeyFile.count == 1 && noKeyFile.first?.hasPrefix("the certificate has no private key") == true)
         let wrongKey = try messages("certificate: {certificateFile: push.pem, privateKeyFile: other-key.pem}")
