@@ -112,6 +112,23 @@ extension APNsAdapterFactory {
         let privateKeyFile = node.string("privateKeyFile")
         let password = node.child("password").isPresent ? node.secret("password", required: false) : nil
         node.rejectUnknownKeys()
+        let certificate = readCertificate(
+            at: node, file: file, certificateFile: certificateFile, privateKeyFile: privateKeyFile, password: password, now: now)
+        if let certificate, certificate.notValidAfter.timeIntervalSince(now) < expiryWarningInterval {
+            let days = Int(certificate.notValidAfter.timeIntervalSince(now) / 86400)
+            node.warn(
+                "the certificate (\(certificate.subject)) expires on \(ISO8601DateFormatter().string(from: certificate.notValidAfter)), in \(days) day(s): renew it in Certificates, Identifiers & Profiles before APNs refuses it")
+        }
+        return certificate
+    }
+
+    /// A certificate expiring sooner than this (30 days) is read with a warning.
+    static let expiryWarningInterval: TimeInterval = 30 * 86400
+
+    private static func readCertificate(
+        at node: ConfigurationNode, file: String?, certificateFile: String?, privateKeyFile: String?, password: String?,
+        now: Date
+    ) -> APNsClientCertificate? {
         do throws(APNsError) {
             switch (file, certificateFile, privateKeyFile) {
             case (let file?, nil, nil):

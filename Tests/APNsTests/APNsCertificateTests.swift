@@ -394,6 +394,20 @@ import Testing
         #expect(perEnvironmentWithURL.contains { $0.hasPrefix("this adapter does not serve sandbox") })
     }
 
+    @Test func aCertificateExpiringWithinThirtyDaysIsReadWithAWarning() throws {
+        let directory = try APNsConfigurationTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Self.write(try Self.authority.issue(bundleID: Self.topic, validUntil: Date() + 10 * 86400 + 3600), to: directory, name: "soon")
+        try Self.write(Self.universal, to: directory, name: "later")
+        let soon = Self.adapterNode("certificate: {certificateFile: soon.pem, privateKeyFile: soon-key.pem}", directory: directory)
+        #expect(APNsAdapterFactory.settings(from: soon) != nil && soon.problems.isEmpty)
+        #expect(soon.warnings.count == 1)
+        #expect(soon.warnings.first?.message.contains("in 10 day(s)") == true)
+        #expect(soon.warnings.first?.keyPath == "adapters[0].certificate")
+        let later = Self.adapterNode("certificate: {certificateFile: later.pem, privateKeyFile: later-key.pem}", directory: directory)
+        #expect(APNsAdapterFactory.settings(from: later) != nil && later.warnings.isEmpty)
+    }
+
     @Test func theCertificateNeverAppearsInFullInItsDescriptions() throws {
         let certificate = try APNsClientCertificate(certificatePEM: Self.universal.certificatePEM, privateKeyPEM: Self.universal.privateKeyPEM)
         let texts = [String(describing: certificate), String(reflecting: certificate)]
