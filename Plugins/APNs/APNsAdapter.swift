@@ -7,7 +7,9 @@ import NIOHPACK
 import ServiceLifecycle
 import Synchronization
 
-/// Delivers `apple` notifications to APNs over HTTP/2 with token-based authentication.
+/// Delivers `apple` notifications to APNs over HTTP/2 with token-based authentication, or with certificate-based
+/// authentication (``APNsSettings/certificate``: the connections present a provider certificate and requests carry
+/// no provider token).
 ///
 /// A small pool of HTTP/2 connections (frame-level swift-nio-http2, many streams each, honouring the server's
 /// `SETTINGS_MAX_CONCURRENT_STREAMS`) carries the requests; one ES256 provider token is shared and renewed before it

@@ -54,7 +54,9 @@ extension APNsAdapterFactory {
     static func certificates(from node: ConfigurationNode, served: [APNsEnvironment?]?, now: Date = Date()) -> [APNsClientCertificate]? {
         let perEnvironment = node.child("certificates")
         guard perEnvironment.isPresent else {
-            guard let certificate = certificate(at: node.child("certificate"), now: now) else { return nil }
+            let entry = node.child("certificate")
+            guard let certificate = certificate(at: entry, now: now) else { return nil }
+            for environment in served ?? [] { warnAboutEnvironment(certificate, serving: environment, at: entry) }
             return Array(repeating: certificate, count: served?.count ?? 1)
         }
         guard perEnvironment.isMapping else {
@@ -87,7 +89,12 @@ extension APNsAdapterFactory {
                 complete = false
                 continue
             }
-            if let certificate = certificate(at: entry, now: now) { found[environment] = certificate } else { complete = false }
+            if let certificate = certificate(at: entry, now: now) {
+                warnAboutEnvironment(certificate, serving: environment, at: entry)
+                found[environment] = certificate
+            } else {
+                complete = false
+            }
         }
         perEnvironment.rejectUnknownKeys()
         guard complete, let served else { return nil }
@@ -172,6 +179,14 @@ extension APNsAdapterFactory {
             node.report(error.message)
             return nil
         }
+    }
+
+    /// Warns when a certificate's name says it is for the other environment: APNs would answer every request
+    /// `403 BadCertificateEnvironment`.
+    static func warnAboutEnvironment(_ certificate: APNsClientCertificate, serving environment: APNsEnvironment?, at node: ConfigurationNode) {
+        guard let environment, !certificate.environments.contains(environment) else { return }
+        node.warn(
+            "the certificate (\(certificate.subject)) is a \(environment.other == .sandbox ? "sandbox (development)" : "production") certificate, but serves \(environment): APNs answers 403 BadCertificateEnvironment; give this environment its own certificate (certificates.\(environment))")
     }
 
     /// The topic of a certificate-authenticated adapter: `topic` if given, else the certificates' bundle id.

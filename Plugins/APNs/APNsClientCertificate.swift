@@ -25,6 +25,11 @@ public struct APNsClientCertificate: Sendable, Hashable {
     public let notValidBefore: Date
     /// When the leaf certificate stops being valid.
     public let notValidAfter: Date
+    /// The environments the certificate serves, as its common name tells: Apple names a development certificate
+    /// `Apple Development IOS Push Services: <bundle id>` (sandbox only) and a production one `Apple Production IOS
+    /// Push Services: …`; its certificates for both environments are `Apple Push Services: …`. Any other name is
+    /// taken to serve both.
+    public let environments: Set<APNsEnvironment>
 
     /// The object identifier of the `UID` (user id) attribute, where Apple puts the bundle id.
     static let userIDAttribute: ASN1ObjectIdentifier = [0, 9, 2342, 19_200_300, 100, 1, 1]
@@ -92,6 +97,7 @@ public struct APNsClientCertificate: Sendable, Hashable {
         self.notValidBefore = leaf.notValidBefore
         self.notValidAfter = leaf.notValidAfter
         self.bundleID = Self.bundleID(of: leaf)
+        self.environments = Self.environments(of: leaf)
         let formatter = ISO8601DateFormatter()
         if now > leaf.notValidAfter {
             throw APNsError(
@@ -112,6 +118,18 @@ public struct APNsClientCertificate: Sendable, Hashable {
         } catch {
             throw APNsError(.invalidCertificate, "the private key does not belong to the certificate (\(subject))")
         }
+    }
+
+    /// The environments a certificate's common name names (see ``environments``).
+    static func environments(of certificate: Certificate) -> Set<APNsEnvironment> {
+        for name in certificate.subject {
+            for attribute in name where attribute.type == ASN1ObjectIdentifier.RDNAttributeType.commonName {
+                guard let text = String(attribute.value) else { continue }
+                if text.hasPrefix("Apple Development IOS Push Services") { return [.sandbox] }
+                if text.hasPrefix("Apple Production IOS Push Services") { return [.production] }
+            }
+        }
+        return Set(APNsEnvironment.allCases)
     }
 
     /// The subject's `UID` attribute, Apple's bundle id.

@@ -131,6 +131,7 @@ import Testing
         #expect(settings.certificate?.subject.contains(APNsEmulatorClientAuthority.universalPrefix) == true)
         #expect(settings.otherEnvironment?.certificate?.subject.contains(APNsEmulatorClientAuthority.developmentPrefix) == true)
         #expect(settings.topic == Self.topic)
+        #expect(node.warnings.isEmpty, "\(node.warnings)")
         let adapter = try APNsAdapter(configuration: settings, logger: Logger(label: "t"))
         #expect(adapter.usesCertificateAuthentication)
         #expect(adapter.routes.allSatisfy { $0.providerToken == nil && $0.certificate != nil })
@@ -404,6 +405,13 @@ import Testing
         #expect(soon.warnings.count == 1)
         #expect(soon.warnings.first?.message.contains("in 10 day(s)") == true)
         #expect(soon.warnings.first?.keyPath == "adapters[0].certificate")
+        // A development certificate for production (the emulator's names follow Apple's).
+        try Self.write(Self.development, to: directory, name: "development")
+        let development = Self.adapterNode(
+            "certificate: {certificateFile: development.pem, privateKeyFile: development-key.pem}", directory: directory)
+        let settings = APNsAdapterFactory.settings(from: development)
+        #expect(settings?.certificate?.environments == [.sandbox] && development.problems.isEmpty)
+        #expect(development.warnings.map(\.message).contains { $0.contains("serves production: APNs answers 403 BadCertificateEnvironment") })
         let later = Self.adapterNode("certificate: {certificateFile: later.pem, privateKeyFile: later-key.pem}", directory: directory)
         #expect(APNsAdapterFactory.settings(from: later) != nil && later.warnings.isEmpty)
     }
