@@ -13,7 +13,7 @@ public struct APNsReceivedNotification: Sendable, Hashable, Codable {
     public var apnsID: String
     /// Every request header except `authorization` and pseudo-headers, names in lower case (`apns-topic`, …).
     public var headers: [String: String]
-    /// The provider token (the JWT after `bearer `).
+    /// The provider token (the JWT after `bearer `); empty over a certificate-authenticated connection.
     public var providerToken: String
     /// The JSON payload.
     public var payload: String
