@@ -356,6 +356,11 @@ import Testing
         let problem = try Self.problems("teamId: TEAM123456\ncertificate: {file: push.p12}", directory: directory)
         #expect(problem.first?.line == 5 && problem.first?.keyPath == "adapters[0].certificate")
 
+        // Both forms of certificate.
+        #expect(
+            try messages("certificate: {file: push.p12, password: x}\ncertificates: {production: {file: push.p12, password: x}}")
+                == ["give certificate (one certificate for every environment) or certificates (one per environment), not both"])
+
         // Neither.
         let neither = try messages("topic: com.example.app")
         #expect(neither.count == 1)
