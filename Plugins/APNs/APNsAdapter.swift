@@ -7,7 +7,9 @@ import NIOHPACK
 import ServiceLifecycle
 import Synchronization
 
-/// Delivers `apple` notifications to APNs over HTTP/2 with token-based authentication.
+/// Delivers `apple` notifications to APNs over HTTP/2 with token-based authentication, or with certificate-based
+/// authentication (``APNsSettings/certificate``: the connections present a provider certificate and requests carry
+/// no provider token).
 ///
 /// A small pool of HTTP/2 connections (frame-level swift-nio-http2, many streams each, honouring the server's
 /// `SETTINGS_MAX_CONCURRENT_STREAMS`) carries the requests; one ES256 provider token is shared and renewed before it
@@ -78,7 +80,8 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         self.logger = logger
         let first = try APNsRoute(
             environment: configuration.environment, host: configuration.host, port: configuration.port,
-            keyID: configuration.keyID, privateKeyPEM: configuration.privateKeyPEM, sharing: nil, settings: configuration)
+            keyID: configuration.keyID, privateKeyPEM: configuration.privateKeyPEM, certificate: configuration.certificate,
+            sharing: nil, settings: configuration)
         var routes = [first]
         if let other = configuration.otherEnvironment {
             guard let environment = configuration.environment, environment != other.environment else {
@@ -89,7 +92,8 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             routes.append(
                 try APNsRoute(
                     environment: other.environment, host: other.host, port: other.port, keyID: other.keyID,
-                    privateKeyPEM: other.privateKeyPEM, sharing: first, settings: configuration))
+                    privateKeyPEM: other.privateKeyPEM, certificate: other.certificate, sharing: first,
+                    settings: configuration))
         }
         self.routes = routes
         self.memory = APNsEnvironmentMemory(capacity: routes.count > 1 ? configuration.rememberedDevices : 0)
@@ -166,6 +170,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             throw HubError(.invalidNotification, "an APNs payload must be a JSON object with an \"aps\" dictionary")
         }
         let effectiveType = pushType ?? (shape.isBackground ? "background" : "alert")
+        try checkMDM(pushType: effectiveType, shape: shape)
         if let priority = try APNsSendOptions.priority(in: headers), effectiveType == "background", priority != "5" {
             throw HubError(.invalidNotification, "background notifications must have apns-priority 5")
         }
@@ -261,11 +266,19 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
     /// What the payload looks like: whether it has an `aps` dictionary, and whether that holds only `content-available`.
     struct PayloadShape {
         var isBackground: Bool
+        /// An MDM push (`{"mdm": "<push magic>"}`, no `aps`).
+        var isMDM = false
 
         init?(_ body: ByteBuffer) {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
-                let aps = object["aps"] as? [String: Any]
+            guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
             else { return nil }
+            guard let aps = object["aps"] as? [String: Any] else {
+                // An MDM push has no aps dictionary, only the device's push magic (see checkMDM).
+                guard APNsAdapter.isMDMPayload(object) else { return nil }
+                isBackground = false
+                isMDM = true
+                return
+            }
             isBackground = aps.count == 1 && aps["content-available"] != nil
         }
     }
@@ -275,7 +288,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
     /// Delivers a batch over one connection per environment; one result per delivery, in order.
     public func deliver(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult] {
         var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
-        let authorizations: [String?] = routes.map { route in (try? route.providerToken.token()).map { "bearer " + $0 } }
+        let authorizations: [String??] = routes.map { $0.authorization().header }
         let servesBoth = routes.count > 1
         // Where each device goes first: the environment it was last accepted in, else the first one.
         var memoryKeys: [UInt64] = []
@@ -427,7 +440,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         var responses = await send(requests, via: route.pool, context: context)
         let expired = responses.indices.filter { responses[$0].status == 403 && responses[$0].reason == "ExpiredProviderToken" }
         var renewedIndices: Set<Int> = []
-        if !expired.isEmpty, let rejected = Self.jwt(of: requests[expired[0]]), let renewed = try? route.providerToken.renew(replacing: rejected) {
+        if !expired.isEmpty, let rejected = Self.jwt(of: requests[expired[0]]), let renewed = try? route.providerToken?.renew(replacing: rejected) {
             context.logger.info("APNs provider token expired; renewed it", metadata: ["push.platform": "apns"])
             let retried = await send(expired.map { withAuthorization(requests[$0], jwt: renewed) }, via: route.pool, context: context)
             for (position, index) in expired.enumerated() { responses[index] = retried[position] }
@@ -486,9 +499,10 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
     }
 
     /// Builds the HTTP/2 request for one delivery, or the outcome when it cannot be sent; `authority` is the
-    /// environment's (the first one's by default).
+    /// environment's (the first one's by default); `authorization` is `nil` over certificate-authenticated
+    /// connections (no header).
     func request(
-        for delivery: Delivery, shape: PayloadShape?, authorization: String, authority: String? = nil
+        for delivery: Delivery, shape: PayloadShape?, authorization: String?, authority: String? = nil
     ) -> Result<APNsRequest, Rejected> {
         guard let token = delivery.pushChannel.handle, Self.isValidDeviceToken(token) else {
             return .failure(Rejected(result: DeliveryResult(.badChannel, reason: "BadDeviceToken")))
@@ -509,6 +523,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         let pushType =
             delivery.platform == .apnsActivity || delivery.platform == .apnsPushToStart || Self.isLiveActivity(delivery.format)
             ? "liveactivity" : headers["apns-push-type"]?.lowercased() ?? (shape.isBackground ? "background" : "alert")
+        if let rejected = mdmRejection(pushType: pushType, shape: shape) { return .failure(rejected) }
         let limit = pushType == "voip" ? 5120 : 4096
         if delivery.payload.readableBytes > limit {
             return .failure(Rejected(result: DeliveryResult(.invalidNotificationSize, reason: "PayloadTooLarge")))
@@ -526,7 +541,9 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         fields.add(name: ":scheme", value: "https")
         fields.add(name: ":authority", value: authority ?? routes[0].authority)
         fields.add(name: ":path", value: "/3/device/" + token, indexing: neverIndex ? .neverIndexed : .nonIndexable)
-        fields.add(name: "authorization", value: authorization, indexing: neverIndex ? .neverIndexed : .indexable)
+        if let authorization {
+            fields.add(name: "authorization", value: authorization, indexing: neverIndex ? .neverIndexed : .indexable)
+        }
         fields.add(name: "apns-push-type", value: pushType)
         fields.add(name: "apns-topic", value: topic)
         fields.add(name: "apns-priority", value: priority ?? (pushType == "background" ? "5" : "10"))

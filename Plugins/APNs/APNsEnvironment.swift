@@ -29,9 +29,16 @@ public struct APNsEnvironmentSettings: Sendable, Equatable, CustomStringConverti
     public var keyID: String
     /// That key (`.p8`, PKCS#8 PEM). A secret.
     public var privateKeyPEM: String
+    /// The provider certificate it authenticates with instead of provider tokens (then ``keyID`` and
+    /// ``privateKeyPEM`` are empty); `nil` for token-based authentication.
+    public var certificate: APNsClientCertificate?
 
     /// Creates the settings of one environment.
-    public init(environment: APNsEnvironment, host: String, port: Int = 443, keyID: String, privateKeyPEM: String) {
+    public init(
+        environment: APNsEnvironment, host: String, port: Int = 443, keyID: String, privateKeyPEM: String,
+        certificate: APNsClientCertificate? = nil
+    ) {
+        self.certificate = certificate
         self.environment = environment
         self.host = host
         self.port = port
@@ -39,6 +46,8 @@ public struct APNsEnvironmentSettings: Sendable, Equatable, CustomStringConverti
         self.privateKeyPEM = privateKeyPEM
     }
 
-    /// The environment, its address and key id; never the key.
-    public var description: String { "\(environment) at \(host):\(port) with key \(keyID)" }
+    /// The environment, its address and key id (or certificate subject); never the key.
+    public var description: String {
+        "\(environment) at \(host):\(port) with " + (certificate.map { "\($0)" } ?? "key \(keyID)")
+    }
 }

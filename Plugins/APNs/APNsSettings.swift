@@ -21,6 +21,9 @@ public struct APNsSettings: Sendable {
     public var rememberedDevices: Int
     /// An extra CA to trust (PEM), for the emulator; `nil` trusts the system roots only.
     public var caCertificatePEM: String?
+    /// The provider certificate `host`'s environment authenticates with instead of provider tokens (then
+    /// ``teamID``, ``keyID`` and ``privateKeyPEM`` are empty and unused); `nil` for token-based authentication.
+    public var certificate: APNsClientCertificate?
     /// The team id (`iss` of provider tokens).
     public var teamID: String
     /// The key id (`kid` of provider tokens) of the key that signs for `host`'s environment.
@@ -59,8 +62,9 @@ public struct APNsSettings: Sendable {
         pingInterval: Duration = .seconds(60), pingTimeout: Duration = .seconds(20), tokenRefreshInterval: TimeInterval = 3000,
         neverIndexSensitiveHeaders: Bool = true, environment: APNsEnvironment? = nil,
         otherEnvironment: APNsEnvironmentSettings? = nil, rememberedDevices: Int = 1_000_000,
-        clock: any WallClock = SystemWallClock()
+        clock: any WallClock = SystemWallClock(), certificate: APNsClientCertificate? = nil
     ) {
+        self.certificate = certificate
         self.host = host
         self.port = port
         self.caCertificatePEM = caCertificatePEM
@@ -113,5 +117,6 @@ extension APNsSettings: Equatable {
             && lhs.pingTimeout == rhs.pingTimeout && lhs.tokenRefreshInterval == rhs.tokenRefreshInterval
             && lhs.neverIndexSensitiveHeaders == rhs.neverIndexSensitiveHeaders && lhs.environment == rhs.environment
             && lhs.otherEnvironment == rhs.otherEnvironment && lhs.rememberedDevices == rhs.rememberedDevices
+            && lhs.certificate == rhs.certificate
     }
 }

@@ -59,12 +59,21 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
     @discardableResult
     public func start() async throws -> Int {
         if let channel = server.withLock({ $0.listeners[.production] }), let port = channel.localAddress?.port { return port }
-        let sslContext = try NIOSSLContext(configuration: tls.serverConfiguration(applicationProtocols: ["h2"]))
-        let production = try await listen(on: configuration.port, environment: .production, sslContext: sslContext)
+        var serverTLS = try tls.serverConfiguration(applicationProtocols: ["h2"])
+        let checker = try configuration.clientCertificates.map {
+            try APNsClientCertificateChecker(configuration: $0, clock: configuration.clock)
+        }
+        if let checker {
+            // Asks every client for a certificate; the checker decides what one means (APNsEmulatorClientCertificates).
+            serverTLS.certificateVerification = .optionalVerification
+            serverTLS.trustRoots = .certificates(try checker.trustRoots())
+        }
+        let sslContext = try NIOSSLContext(configuration: serverTLS)
+        let production = try await listen(on: configuration.port, environment: .production, sslContext: sslContext, checker: checker)
         server.withLock { $0.listeners[.production] = production }
         if let sandboxPort = configuration.sandboxPort {
             do {
-                let sandbox = try await listen(on: sandboxPort, environment: .sandbox, sslContext: sslContext)
+                let sandbox = try await listen(on: sandboxPort, environment: .sandbox, sslContext: sslContext, checker: checker)
                 server.withLock { $0.listeners[.sandbox] = sandbox }
             } catch {
                 await stop()
@@ -74,7 +83,9 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
         return production.localAddress?.port ?? configuration.port
     }
 
-    private func listen(on port: Int, environment: APNsEmulatorEnvironment, sslContext: NIOSSLContext) async throws -> any Channel {
+    private func listen(
+        on port: Int, environment: APNsEmulatorEnvironment, sslContext: NIOSSLContext, checker: APNsClientCertificateChecker?
+    ) async throws -> any Channel {
         let initialStreams = configuration.initialConcurrentStreams
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
@@ -83,7 +94,12 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(NIOSSLServerHandler(context: sslContext))
+                    let certificate = checker.map { _ in APNsConnectionCertificate() }
+                    if let checker, let certificate {
+                        try sync.addHandler(checker.serverHandler(context: sslContext, connection: certificate))
+                    } else {
+                        try sync.addHandler(NIOSSLServerHandler(context: sslContext))
+                    }
                     // The answers of one flush leave in as few TLS records as their size needs, as from a server
                     // that writes what is ready together.
                     try sync.addHandler(WriteCoalescingHandler())
@@ -95,7 +111,7 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
                                 HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
                                 HTTP2Setting(parameter: .maxHeaderListSize, value: 64 << 10),
                             ]))
-                    try sync.addHandler(APNsServerConnectionHandler(emulator: self, environment: environment))
+                    try sync.addHandler(APNsServerConnectionHandler(emulator: self, environment: environment, certificate: certificate))
                     self.track(channel)
                 }
             }

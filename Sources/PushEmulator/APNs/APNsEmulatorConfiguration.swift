@@ -67,6 +67,9 @@ public struct APNsEmulatorConfiguration: Sendable {
     public var recordCapacity: Int
     /// The clock token ages are measured with.
     public var clock: any WallClock
+    /// Certificate-based authentication: the authorities whose client certificates are accepted, and the
+    /// environments that require one; `nil` asks for no client certificate.
+    public var clientCertificates: APNsEmulatorClientCertificates?
 
     /// Creates a configuration with APNs' own limits as defaults.
     public init(
@@ -75,8 +78,9 @@ public struct APNsEmulatorConfiguration: Sendable {
         tokenMaximumAge: TimeInterval = 3600, tokenMinimumRefreshInterval: TimeInterval = 1200,
         recordCapacity: Int = 1_000_000, sandboxPort: Int? = nil,
         unregisteredTokenEnvironment: APNsEmulatorEnvironment? = .production, keys: [APNsEmulatorKey] = [],
-        clock: any WallClock = SystemWallClock()
+        clock: any WallClock = SystemWallClock(), clientCertificates: APNsEmulatorClientCertificates? = nil
     ) {
+        self.clientCertificates = clientCertificates
         self.host = host
         self.port = port
         self.sandboxPort = sandboxPort
@@ -111,6 +115,8 @@ public struct APNsEmulatorConfiguration: Sendable {
 ///     topics: [com.example.app]
 ///     maximumConcurrentStreams: 1000   # after the first authenticated request (1 before)
 ///     recordCapacity: 1000000          # accepted notifications kept in full (0: only counted)
+///     clientCertificates:              # optional: certificate-based authentication (APNsEmulatorClientCertificates)
+///       required: [production]         # environments that take no provider token
 /// ```
 ///
 /// Each further key's signing key is written to `apns-auth-key-<keyId>.p8` beside the main one.
@@ -140,7 +146,12 @@ public enum APNsEmulatorFactory: PlatformEmulatorFactory {
         }
         let unregistered = configuration.choice("unregisteredTokens", ["production", "sandbox", "none"], default: "production")
         let keys = extraKeys(configuration, mainKeyID: keyID)
+        let requiredCertificates = clientCertificateRequirement(configuration)
         guard configuration.problems.count == problemsBefore else { return nil }
+        let clientCertificates = try requiredCertificates.map { required in
+            let authority = try loadOrCreateClientAuthority(directory: context.directory, bundleID: topics[0])
+            return APNsEmulatorClientCertificates(authorityPEMs: [authority.certificatePEM], required: required)
+        }
         let key = try loadOrCreateKey(directory: context.directory)
         var emulatorKeys: [APNsEmulatorKey] = []
         for extra in keys {
@@ -152,7 +163,8 @@ public enum APNsEmulatorFactory: PlatformEmulatorFactory {
                 host: host, port: port, teamID: teamID, keyID: keyID, publicKey: key.publicKey, topics: topics,
                 initialConcurrentStreams: initial, maximumConcurrentStreams: maximum, tokenMaximumAge: maximumAge,
                 tokenMinimumRefreshInterval: refresh, recordCapacity: capacity, sandboxPort: sandboxPort,
-                unregisteredTokenEnvironment: APNsEmulatorEnvironment(rawValue: unregistered), keys: emulatorKeys),
+                unregisteredTokenEnvironment: APNsEmulatorEnvironment(rawValue: unregistered), keys: emulatorKeys,
+                clientCertificates: clientCertificates),
             tls: context.tls, logger: context.logger)
     }
 
@@ -192,6 +204,11 @@ public enum APNsEmulatorFactory: PlatformEmulatorFactory {
             let path = (directory as NSString).appendingPathComponent(name)
             guard !FileManager.default.fileExists(atPath: path) else { continue }
             files[path] = Data(P256.Signing.PrivateKey().pemRepresentation.utf8)
+        }
+        if configuration.child("clientCertificates").isPresent {
+            var topics = configuration.strings("topics")
+            if topics.isEmpty { topics = ["com.example.app"] }
+            files.merge(pendingClientCertificateFiles(directory: directory, bundleID: topics[0])) { first, _ in first }
         }
         return files
     }

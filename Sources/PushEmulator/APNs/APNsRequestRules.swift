@@ -13,7 +13,7 @@ public struct APNsReceivedNotification: Sendable, Hashable, Codable {
     public var apnsID: String
     /// Every request header except `authorization` and pseudo-headers, names in lower case (`apns-topic`, …).
     public var headers: [String: String]
-    /// The provider token (the JWT after `bearer `).
+    /// The provider token (the JWT after `bearer `); empty over a certificate-authenticated connection.
     public var providerToken: String
     /// The JSON payload.
     public var payload: String
@@ -142,7 +142,7 @@ final class APNsRequestRules: Sendable {
     /// Checks one request to `environment`'s listener; `token` is the connection's provider-token state.
     func answer(
         method: String?, path: String?, headers: HPACKHeaders, body: ByteBuffer?, token: inout APNsConnectionTokenState,
-        environment: APNsEmulatorEnvironment = .production
+        environment: APNsEmulatorEnvironment = .production, certificate: APNsClientCertificateVerdict = .notPresented
     ) -> APNsAnswer {
         var seen = Set<String>()
         for (name, _, _) in headers where !name.hasPrefix(":") {
@@ -151,6 +151,17 @@ final class APNsRequestRules: Sendable {
         guard method == "POST" else { return violation(.error(405, "MethodNotAllowed"), "method \(method ?? "-")") }
         guard let path, path.hasPrefix("/3/device/") else { return violation(.error(404, "BadPath"), "path \(path ?? "-")") }
         let deviceToken = String(path.dropFirst("/3/device/".count))
+
+        switch checkCertificate(certificate, environment: environment) {
+        case .refused(let answer): return answer
+        case .authenticated(let bundleID):
+            // No provider token over a certificate-authenticated connection.
+            token.authenticated = true
+            return checkRequest(
+                deviceToken: deviceToken, headers: headers, body: body, jwt: "", now: configuration.clock.now(), token: &token,
+                environment: environment, certificateTopic: bundleID)
+        case .notUsed: break
+        }
 
         // Provider token.
         guard let authorization = headers.first(name: "authorization") else {
@@ -206,8 +217,10 @@ final class APNsRequestRules: Sendable {
 
     private func checkRequest(
         deviceToken: String, headers: HPACKHeaders, body: ByteBuffer?, jwt: String, now: Date,
-        token: inout APNsConnectionTokenState, environment: APNsEmulatorEnvironment
+        token: inout APNsConnectionTokenState, environment: APNsEmulatorEnvironment, certificateTopic: String? = nil
     ) -> APNsAnswer {
+        // Over a certificate-authenticated connection the certificate's bundle id is the only topic, and the default.
+        let topics = certificateTopic.map { [$0] as Set } ?? self.topics
         if deviceToken.isEmpty { return violation(.error(400, "MissingDeviceToken"), "no device token") }
         guard deviceToken.count % 2 == 0, deviceToken.count >= 32, deviceToken.count <= 400,
             deviceToken.utf8.allSatisfy({ $0.isHexDigit })
@@ -225,7 +238,7 @@ final class APNsRequestRules: Sendable {
         guard let suffix = APNsPushTypes.suffixes[pushType] else {
             return violation(.error(400, "InvalidPushType"), "apns-push-type \(pushType)")
         }
-        guard let topic = headers.first(name: "apns-topic") else {
+        guard let topic = headers.first(name: "apns-topic") ?? certificateTopic else {
             return violation(.error(400, "MissingTopic"), "no apns-topic")
         }
         if !suffix.isEmpty {
@@ -260,7 +273,9 @@ final class APNsRequestRules: Sendable {
         if body.readableBytes > limit {
             return violation(.error(413, "PayloadTooLarge"), "payload of \(body.readableBytes) bytes")
         }
-        if let problem = payloadProblem(body, pushType: pushType, cache: &token.lastValidPayload) {
+        if let problem = pushType == "mdm"
+            ? Self.mdmPayloadProblem(body) : payloadProblem(body, pushType: pushType, cache: &token.lastValidPayload)
+        {
             return violation(.error(400, "BadPayload"), problem)
         }
 
@@ -398,7 +413,7 @@ final class APNsRequestRules: Sendable {
     static let unrecorded = APNsReceivedNotification(
         deviceToken: "", apnsID: "", headers: [:], providerToken: "", payload: "", receivedAt: .distantPast)
 
-    private func violation(_ answer: APNsAnswer, _ description: String) -> APNsAnswer {
+    func violation(_ answer: APNsAnswer, _ description: String) -> APNsAnswer {
         recorder.violation("\(answer.reason ?? "\(answer.status)"): \(description)")
         return answer
     }

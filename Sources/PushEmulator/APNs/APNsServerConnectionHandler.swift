@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
+import Synchronization
 
 /// Commands sent down an emulator connection's pipeline as inbound user events.
 enum APNsEmulatorCommand: Sendable {
@@ -55,9 +56,13 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
         var streamID: HTTP2StreamID
     }
 
-    init(emulator: APNsEmulator, environment: APNsEmulatorEnvironment = .production) {
+    /// The client certificate verdict of this connection, when the emulator asks for client certificates.
+    private let certificate: APNsConnectionCertificate?
+
+    init(emulator: APNsEmulator, environment: APNsEmulatorEnvironment = .production, certificate: APNsConnectionCertificate? = nil) {
         self.emulator = emulator
         self.environment = environment
+        self.certificate = certificate
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -165,7 +170,8 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
             return
         }
         let answer = emulator.rules.answer(
-            method: method, path: path, headers: stream.headers, body: stream.body, token: &token, environment: environment)
+            method: method, path: path, headers: stream.headers, body: stream.body, token: &token, environment: environment,
+            certificate: certificate?.verdict.withLock { $0 } ?? .notPresented)
         if answer.dropConnection {
             context.close(promise: nil)
             return
