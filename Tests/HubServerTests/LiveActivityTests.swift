@@ -272,6 +272,20 @@ import Testing
                 .post, "/demo/messages", key: "send", body: #"{"aps":{"event":"update","content-state":{"n":2}}}"#, headers: headers)
             #expect(refused.status == .badRequest && Harness.code(refused) == "InvalidNotification")
             #expect(refused.text.contains("aps.timestamp is required"))
+            // A direct start to one push-to-start token, in format liveactivitystart.
+            var direct: HTTPFields = [HTTPField.Name("ServiceBusNotification-Format")!: "liveactivitystart"]
+            direct[HTTPField.Name("ServiceBusNotification-DeviceHandle")!] = Harness.token("s", 14)
+            let started = try await hub.request(
+                .post, "/demo/messages?direct", key: "send",
+                body: #"{"aps":{"timestamp":1767225600,"event":"start","content-state":{},"attributes-type":"T","attributes":{}}}"#,
+                headers: direct)
+            #expect(try await hub.final(started).summary.counts == [Platform("apnspushtostart"): [.success: 1]])
+            #expect(hub.received(by: Harness.token("s", 14)).first?.headers["apns-topic"] == "com.example.app.push-type.liveactivity")
+            // An update sent as the start format is refused: the format says which tokens it is for.
+            let mismatched = try await hub.request(
+                .post, "/demo/messages?direct", key: "send",
+                body: #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{}}}"#, headers: direct)
+            #expect(mismatched.status == .badRequest && mismatched.text.contains("a liveactivitystart send starts activities"))
             #expect(hub.emulator.violations.isEmpty)
         }
     }
