@@ -126,6 +126,15 @@ struct LiveActivityHarness {
         return try await api.waitForFinal(try Self.trackingID(response))
     }
 
+    /// Waits (bounded) until a condition holds: for state the worker writes after a notification's final state is
+    /// visible (expired-channel marks), never for timing.
+    func eventually(_ condition: () async throws -> Bool) async throws {
+        for _ in 0..<3000 {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     /// What the emulator received for a token.
     func received(by token: String) -> [APNsReceivedNotification] {
         emulator.received.filter { $0.deviceToken.lowercased() == token.lowercased() }

@@ -183,11 +183,15 @@ import Testing
             let update = try await hub.send(#"{"event":"update","tags":"$InstallationId:{phone}","contentState":{"n":1}}"#)
             let record = try await hub.final(update)
             #expect(record.summary.counts == [Platform("apnsactivity"): [.success: 1, .expiredChannel: 1]])
-            let listed = try await hub.request(.get, "/demo/installations/phone/liveactivities")
-            let listedValue = try JSONValue(parsing: Array(listed.body.readableBytesView))
-            let activities = try #require(listedValue.objectValue?["activities"]?.arrayValue).compactMap(\.objectValue)
-            #expect(activities.map { $0["activityId"] } == ["done", "live"])
-            #expect(activities.map { $0["pushChannelExpired"] } == [true, false])
+            func activities() async throws -> [[String: JSONValue]] {
+                let listed = try await hub.request(.get, "/demo/installations/phone/liveactivities")
+                let listedValue = try JSONValue(parsing: Array(listed.body.readableBytesView))
+                return try #require(listedValue.objectValue?["activities"]?.arrayValue).compactMap(\.objectValue)
+            }
+            try await hub.eventually { try await activities().first?["pushChannelExpired"] == true }
+            let listed = try await activities()
+            #expect(listed.map { $0["activityId"] } == ["done", "live"])
+            #expect(listed.map { $0["pushChannelExpired"] } == [true, false])
 
             // Pruned tokens are skipped by later sends.
             let again = try await hub.send(#"{"event":"update","tags":"$InstallationId:{phone}","contentState":{"n":2}}"#)
@@ -203,6 +207,7 @@ import Testing
             hub.emulator.setDevice(Harness.token("a", 11), .unregistered(Date().addingTimeInterval(1)))
             let end = try await hub.send(#"{"event":"end","activityId":"done"}"#)
             #expect(try await hub.final(end).summary.counts == [Platform("apnsactivity"): [.expiredChannel: 1]])
+            try await hub.eventually { try await hub.hub.installations.subResources(of: "phone").isEmpty }
             #expect(try await hub.hub.installations.subResources(of: "phone").isEmpty)
         }
     }
