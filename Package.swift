@@ -219,6 +219,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             path: "Plugins/APNs",
             swiftSettings: swiftSettings
@@ -504,7 +506,11 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -527,6 +533,7 @@ let package = Package(
             dependencies: [
                 "HubServer",
                 "APNs",
+                "PushEmulator",
                 "FCM",
                 "WNS",
                 "WebPush",

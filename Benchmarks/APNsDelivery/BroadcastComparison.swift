@@ -32,7 +32,7 @@ func runBroadcastComparison(
     let channel = try await adapter.createChannel(BroadcastChannelOptions())
     try await store.upsert(contentsOf: [
         Installation(
-            installationID: "apnsbroadcast/match", platform: .apnsBroadcast, pushChannel: .handle(channel.id), tags: ["match"])
+            installationID: InstallationService.broadcastChannelRowID(platform: .apnsBroadcast, tag: "match"), platform: .apnsBroadcast, pushChannel: .handle(channel.id), tags: ["match"])
     ])
     for chunk in stride(from: 0, to: devices, by: 5000) {
         try await store.upsert(

@@ -17,27 +17,6 @@ extension APNsAdapter {
     /// The longest channel id sent (Apple's ids are short base64 strings).
     static let maximumChannelIDLength = 128
 
-    /// Checks a `liveactivity` send at accept time: an ActivityKit update or end payload (see
-    /// ``liveActivityProblem(_:)``) within 4096 bytes (the per-device limit, since the same send may reach activity
-    /// tokens), `apns-priority` 5 or 10, a topic of one of the hub's apps, a valid expiration.
-    func validateLiveActivity(_ notification: NotificationContent) throws(HubError) {
-        try checkPayloadSize(notification.body.readableBytes, format: notification.format, limit: 4096)
-        if let problem = Self.liveActivityProblem(notification.body) { throw HubError(.invalidNotification, problem) }
-        let headers = notification.headers
-        if let priority = try APNsSendOptions.priority(in: headers), priority != "5" && priority != "10" {
-            throw HubError(.invalidNotification, "a Live Activity push has apns-priority 5 or 10, not \(priority)")
-        }
-        if let pushType = headers["apns-push-type"], pushType.lowercased() != "liveactivity" {
-            throw HubError(.invalidNotification, "a liveactivity send has apns-push-type liveactivity (or none), not '\(pushType)'")
-        }
-        if let topic = headers["apns-topic"], broadcastBundleID(topic) == nil {
-            throw HubError(
-                .invalidNotification,
-                "apns-topic '\(topic)' is not one of this hub's apps (\(topics.sorted().joined(separator: ", "))), with or without \(Self.liveActivitySuffix)")
-        }
-        _ = try APNsSendOptions.expiration(in: headers)
-    }
-
     /// Why a body is not a Live Activity update or end (ActivityKit, "Starting and updating Live Activities with
     /// ActivityKit push notifications"): a JSON object whose `aps` holds `event` `update` or `end` (`start` is the
     /// `liveactivitystart` format, and impossible on a channel), a numeric `timestamp`, and for `update` a
@@ -90,7 +69,7 @@ extension APNsAdapter {
     /// channel the environment does not know goes to the other environment once, when the adapter serves both.
     func deliverBroadcasts(_ deliveries: [Delivery], context: DeliveryContext) async -> [DeliveryResult] {
         var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
-        let authorizations: [String?] = routes.map { route in (try? route.providerToken.token()).map { "bearer " + $0 } }
+        let authorizations: [String??] = routes.map { $0.authorization().header }
         let servesBoth = routes.count > 1
         var keys: [UInt64] = []
         var firstRoutes = [Int](repeating: 0, count: deliveries.count)
@@ -169,7 +148,9 @@ extension APNsAdapter {
     }
 
     /// The broadcast request for one channel row on one environment, or the outcome when it cannot be sent.
-    func broadcastRequest(for delivery: Delivery, route: Int, authorization: String?) -> Result<APNsRequest, Rejected> {
+    /// `authorization` is `nil` when the route's token cannot be signed, `.some(nil)` over certificate-authenticated
+    /// connections (no header).
+    func broadcastRequest(for delivery: Delivery, route: Int, authorization: String??) -> Result<APNsRequest, Rejected> {
         guard let channelID = delivery.pushChannel.handle, Self.isWellFormedChannelID(channelID) else {
             return .failure(Rejected(result: DeliveryResult(.badChannel, reason: "BadChannelId")))
         }
@@ -201,7 +182,9 @@ extension APNsAdapter {
         fields.add(name: ":scheme", value: "https")
         fields.add(name: ":authority", value: routes[route].authority)
         fields.add(name: ":path", value: "/4/broadcasts/apps/" + bundleID)
-        fields.add(name: "authorization", value: authorization, indexing: neverIndex ? .neverIndexed : .indexable)
+        if let authorization {
+            fields.add(name: "authorization", value: authorization, indexing: neverIndex ? .neverIndexed : .indexable)
+        }
         fields.add(name: "apns-channel-id", value: channelID, indexing: .nonIndexable)
         // Apple's broadcast article and its InvalidPushType reason name the value LiveActivity.
         fields.add(name: "apns-push-type", value: "LiveActivity")

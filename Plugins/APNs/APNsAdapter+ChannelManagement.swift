@@ -100,7 +100,7 @@ extension APNsAdapter: BroadcastChannelManaging {
         guard let management = route.management else {
             throw BroadcastChannelError(.unavailable, "no channel management endpoint for \(Self.channelEnvironment(of: route))")
         }
-        guard let token = try? route.providerToken.token() else {
+        guard case .some(let authorization) = route.authorization().header else {
             throw BroadcastChannelError(.invalidCredentials, "the provider token could not be signed with key \(route.key.keyID)")
         }
         var fields = HPACKHeaders()
@@ -108,7 +108,8 @@ extension APNsAdapter: BroadcastChannelManaging {
         fields.add(name: ":scheme", value: "https")
         fields.add(name: ":authority", value: management.authority)
         fields.add(name: ":path", value: "/1/apps/\(configuration.topic)/\(path)")
-        fields.add(name: "authorization", value: "bearer " + token, indexing: .neverIndexed)
+        // Over certificate-authenticated connections requests carry no provider token.
+        if let authorization { fields.add(name: "authorization", value: authorization, indexing: .neverIndexed) }
         fields.add(name: "apns-request-id", value: UUID().uuidString.lowercased(), indexing: .nonIndexable)
         if let channelID { fields.add(name: "apns-channel-id", value: channelID, indexing: .nonIndexable) }
         if body != nil { fields.add(name: "content-type", value: "application/json") }

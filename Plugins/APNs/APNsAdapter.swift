@@ -7,7 +7,9 @@ import NIOHPACK
 import ServiceLifecycle
 import Synchronization
 
-/// Delivers `apple` notifications to APNs over HTTP/2 with token-based authentication.
+/// Delivers `apple` notifications to APNs over HTTP/2 with token-based authentication, or with certificate-based
+/// authentication (``APNsSettings/certificate``: the connections present a provider certificate and requests carry
+/// no provider token).
 ///
 /// A small pool of HTTP/2 connections (frame-level swift-nio-http2, many streams each, honouring the server's
 /// `SETTINGS_MAX_CONCURRENT_STREAMS`) carries the requests; one ES256 provider token is shared and renewed before it
@@ -25,12 +27,19 @@ import Synchronization
 /// go straight there. A request one environment accepted is never sent to the other. A token both environments
 /// refuse is a bad channel.
 public final class APNsAdapter: PlatformAdapter, Sendable {
-    /// The `apns` platform, the `apple` format, and Azure's `Apple(Template)RegistrationDescription`; the
-    /// `apnsbroadcast` platform (the hub's broadcast channel rows) that the `liveactivity` format reaches.
+    /// The `apns` platform, the `apple` format, and Azure's `Apple(Template)RegistrationDescription`; and Live
+    /// Activities: push-to-start tokens (`apnspushtostart`, reached by `liveactivitystart` sends), activity update
+    /// tokens (`apnsactivity`) and the hub's broadcast channel rows (`apnsbroadcast`, one per tag, whose push channel
+    /// is Apple's channel id), both reached by `liveactivity` sends; these register through the hub's Live Activity
+    /// endpoints only (no Azure registration description, no templates).
     public static let descriptor = PlatformDescriptor(
-        platforms: [.apns, .apnsBroadcast], formats: [.apple: [.apns], .liveActivity: [.apnsBroadcast]],
+        platforms: [.apns, .apnsPushToStart, .apnsActivity, .apnsBroadcast],
+        formats: [.apple: [.apns], .liveActivityStart: [.apnsPushToStart], .liveActivity: [.apnsActivity, .apnsBroadcast]],
         templateFormats: [.apns: .apple], maximumPayloadBytes: 4096,
-        telemetryNames: [.apns: "Apns", .apnsBroadcast: "ApnsBroadcast"], serviceBusHeaders: [APNsSendOptions.sdkExpiryHeader],
+        telemetryNames: [
+            .apns: "Apns", .apnsPushToStart: "ApnsPushToStart", .apnsActivity: "ApnsLiveActivity", .apnsBroadcast: "ApnsBroadcast",
+        ],
+        serviceBusHeaders: [APNsSendOptions.sdkExpiryHeader],
         registrationFormats: [
             RegistrationFormat(
                 platform: .apns, prefix: "Apple", channel: .element("DeviceToken"), filterMatching: .anyCase,
@@ -42,7 +51,9 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         samples: [
             .apple: NotificationSample(body: #"{"aps":{"alert":{"title":"Hello","body":"From the NotificationHub console"}}}"#),
             .liveActivity: NotificationSample(
-                body: #"{"aps":{"event":"update","timestamp":1767225600,"content-state":{"home":1,"away":0}}}"#),
+                body: #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"On its way"}}}"#),
+            .liveActivityStart: NotificationSample(
+                body: #"{"aps":{"timestamp":1767225600,"event":"start","content-state":{"status":"Ordered"},"attributes-type":"DeliveryAttributes","attributes":{"order":"1234"},"alert":{"title":"Order 1234","body":"Follow it on your Lock Screen"}}}"#),
         ])
 
     /// What the adapter serves: ``descriptor``.
@@ -72,8 +83,9 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         self.logger = logger
         let first = try APNsRoute(
             environment: configuration.environment, host: configuration.host, port: configuration.port,
-            keyID: configuration.keyID, privateKeyPEM: configuration.privateKeyPEM, sharing: nil, settings: configuration,
-            managementHost: configuration.managementHost, managementPort: configuration.managementPort)
+            keyID: configuration.keyID, privateKeyPEM: configuration.privateKeyPEM, certificate: configuration.certificate,
+            sharing: nil, settings: configuration, managementHost: configuration.managementHost,
+            managementPort: configuration.managementPort)
         var routes = [first]
         if let other = configuration.otherEnvironment {
             guard let environment = configuration.environment, environment != other.environment else {
@@ -84,8 +96,8 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             routes.append(
                 try APNsRoute(
                     environment: other.environment, host: other.host, port: other.port, keyID: other.keyID,
-                    privateKeyPEM: other.privateKeyPEM, sharing: first, settings: configuration,
-                    managementHost: other.managementHost, managementPort: other.managementPort))
+                    privateKeyPEM: other.privateKeyPEM, certificate: other.certificate, sharing: first,
+                    settings: configuration, managementHost: other.managementHost, managementPort: other.managementPort))
         }
         self.routes = routes
         self.memory = APNsEnvironmentMemory(capacity: routes.count > 1 ? configuration.rememberedDevices : 0)
@@ -129,7 +141,8 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
 
     // MARK: Validation
 
-    /// Device tokens are hex strings of an even length, 16 to 200 bytes.
+    /// Device tokens, push-to-start tokens and activity update tokens are hex strings of an even length, 16 to 200
+    /// bytes.
     public func validate(pushChannel: PushChannel, platform: Platform) throws(HubError) {
         if platform == .apnsBroadcast {
             // Channel rows come from Apple through the channel endpoints, never from a client's installation.
@@ -157,11 +170,8 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
     /// passthrough `apns-*` headers, with the .NET SDK's `X-Apns-Priority` and `ServiceBusNotification-Apns-Expiry`
     /// (see ``APNsSendOptions``).
     public func validate(notification: NotificationContent) throws(HubError) {
-        if notification.format == .liveActivity {
-            try validateLiveActivity(notification)
-            return
-        }
         let headers = notification.headers
+        if Self.isLiveActivity(notification.format) { return try validateLiveActivity(notification) }
         let pushType = headers["apns-push-type"]?.lowercased()
         if let pushType, Self.topicSuffixes[pushType] == nil {
             throw HubError(
@@ -173,6 +183,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             throw HubError(.invalidNotification, "an APNs payload must be a JSON object with an \"aps\" dictionary")
         }
         let effectiveType = pushType ?? (shape.isBackground ? "background" : "alert")
+        try checkMDM(pushType: effectiveType, shape: shape)
         if let priority = try APNsSendOptions.priority(in: headers), effectiveType == "background", priority != "5" {
             throw HubError(.invalidNotification, "background notifications must have apns-priority 5")
         }
@@ -180,6 +191,37 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             throw HubError(
                 .invalidNotification,
                 "apns-topic '\(topic)' is not one of this hub's apps (\(topics.sorted().joined(separator: ", "))) with the \(effectiveType) suffix")
+        }
+        _ = try APNsSendOptions.expiration(in: headers)
+        if let collapseID = headers["apns-collapse-id"], collapseID.utf8.count > 64 {
+            throw HubError(.invalidNotification, "apns-collapse-id must be at most 64 bytes")
+        }
+    }
+
+    /// Whether a format is a Live Activity push's (``NotificationFormat/liveActivity``,
+    /// ``NotificationFormat/liveActivityStart``).
+    static func isLiveActivity(_ format: NotificationFormat) -> Bool {
+        format == .liveActivity || format == .liveActivityStart
+    }
+
+    /// Checks a Live Activity send: the payload (``APNsLiveActivityPayload``, within 4096 bytes), `apns-push-type`
+    /// `liveactivity` when given, `apns-priority` 5 or 10, and the other `apns-*` headers as for `apple`.
+    func validateLiveActivity(_ notification: NotificationContent) throws(HubError) {
+        let headers = notification.headers
+        if let pushType = headers["apns-push-type"], pushType.lowercased() != "liveactivity" {
+            throw HubError(
+                .invalidNotification,
+                "a \(notification.format) send is a Live Activity push: apns-push-type must be liveactivity (or left out), not '\(pushType.prefix(40))'")
+        }
+        try checkPayloadSize(notification.body.readableBytes, format: notification.format, limit: 4096)
+        _ = try APNsLiveActivityPayload(validating: notification.body, format: notification.format)
+        if let priority = try APNsSendOptions.priority(in: headers), !APNsLiveActivityPayload.priorities.contains(priority) {
+            throw HubError(.invalidNotification, "a Live Activity push has apns-priority 5 or 10, not \(priority)")
+        }
+        if let topic = headers["apns-topic"], resolveTopic(topic, pushType: "liveactivity") == nil {
+            throw HubError(
+                .invalidNotification,
+                "apns-topic '\(topic)' is not one of this hub's apps (\(topics.sorted().joined(separator: ", "))) with the liveactivity suffix")
         }
         _ = try APNsSendOptions.expiration(in: headers)
         if let collapseID = headers["apns-collapse-id"], collapseID.utf8.count > 64 {
@@ -237,11 +279,19 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
     /// What the payload looks like: whether it has an `aps` dictionary, and whether that holds only `content-available`.
     struct PayloadShape {
         var isBackground: Bool
+        /// An MDM push (`{"mdm": "<push magic>"}`, no `aps`).
+        var isMDM = false
 
         init?(_ body: ByteBuffer) {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
-                let aps = object["aps"] as? [String: Any]
+            guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
             else { return nil }
+            guard let aps = object["aps"] as? [String: Any] else {
+                // An MDM push has no aps dictionary, only the device's push magic (see checkMDM).
+                guard APNsAdapter.isMDMPayload(object) else { return nil }
+                isBackground = false
+                isMDM = true
+                return
+            }
             isBackground = aps.count == 1 && aps["content-available"] != nil
         }
     }
@@ -254,7 +304,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
             return await deliverWithBroadcasts(deliveries, context: context)
         }
         var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
-        let authorizations: [String?] = routes.map { route in (try? route.providerToken.token()).map { "bearer " + $0 } }
+        let authorizations: [String??] = routes.map { $0.authorization().header }
         let servesBoth = routes.count > 1
         // Where each device goes first: the environment it was last accepted in, else the first one.
         var memoryKeys: [UInt64] = []
@@ -406,7 +456,7 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         var responses = await send(requests, via: route.pool, context: context)
         let expired = responses.indices.filter { responses[$0].status == 403 && responses[$0].reason == "ExpiredProviderToken" }
         var renewedIndices: Set<Int> = []
-        if !expired.isEmpty, let rejected = Self.jwt(of: requests[expired[0]]), let renewed = try? route.providerToken.renew(replacing: rejected) {
+        if !expired.isEmpty, let rejected = Self.jwt(of: requests[expired[0]]), let renewed = try? route.providerToken?.renew(replacing: rejected) {
             context.logger.info("APNs provider token expired; renewed it", metadata: ["push.platform": "apns"])
             let retried = await send(expired.map { withAuthorization(requests[$0], jwt: renewed) }, via: route.pool, context: context)
             for (position, index) in expired.enumerated() { responses[index] = retried[position] }
@@ -465,9 +515,10 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
     }
 
     /// Builds the HTTP/2 request for one delivery, or the outcome when it cannot be sent; `authority` is the
-    /// environment's (the first one's by default).
+    /// environment's (the first one's by default); `authorization` is `nil` over certificate-authenticated
+    /// connections (no header).
     func request(
-        for delivery: Delivery, shape: PayloadShape?, authorization: String, authority: String? = nil
+        for delivery: Delivery, shape: PayloadShape?, authorization: String?, authority: String? = nil
     ) -> Result<APNsRequest, Rejected> {
         guard let token = delivery.pushChannel.handle, Self.isValidDeviceToken(token) else {
             return .failure(Rejected(result: DeliveryResult(.badChannel, reason: "BadDeviceToken")))
@@ -484,7 +535,11 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         } catch {
             return .failure(Rejected(result: DeliveryResult(.invalidNotificationFormat, reason: error.message)))
         }
-        let pushType = headers["apns-push-type"]?.lowercased() ?? (shape.isBackground ? "background" : "alert")
+        // A Live Activity token takes Live Activity pushes only, whatever the headers say.
+        let pushType =
+            delivery.platform == .apnsActivity || delivery.platform == .apnsPushToStart || Self.isLiveActivity(delivery.format)
+            ? "liveactivity" : headers["apns-push-type"]?.lowercased() ?? (shape.isBackground ? "background" : "alert")
+        if let rejected = mdmRejection(pushType: pushType, shape: shape) { return .failure(rejected) }
         let limit = pushType == "voip" ? 5120 : 4096
         if delivery.payload.readableBytes > limit {
             return .failure(Rejected(result: DeliveryResult(.invalidNotificationSize, reason: "PayloadTooLarge")))
@@ -502,7 +557,9 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         fields.add(name: ":scheme", value: "https")
         fields.add(name: ":authority", value: authority ?? routes[0].authority)
         fields.add(name: ":path", value: "/3/device/" + token, indexing: neverIndex ? .neverIndexed : .nonIndexable)
-        fields.add(name: "authorization", value: authorization, indexing: neverIndex ? .neverIndexed : .indexable)
+        if let authorization {
+            fields.add(name: "authorization", value: authorization, indexing: neverIndex ? .neverIndexed : .indexable)
+        }
         fields.add(name: "apns-push-type", value: pushType)
         fields.add(name: "apns-topic", value: topic)
         fields.add(name: "apns-priority", value: priority ?? (pushType == "background" ? "5" : "10"))

@@ -32,6 +32,9 @@ import Crypto
 ///       sandbox: {keyId: SANDKEY123, privateKey: {file: keys/AuthKey_SANDKEY123.p8}}
 ///     topic: com.example.app
 /// ```
+///
+/// Certificate-based authentication replaces `teamId`, `keyId` and `privateKey` (or `keys`) with `certificate`
+/// (or `certificates`, one per environment): see `APNsAdapterFactory+Certificate.swift`.
 public enum APNsAdapterFactory: PlatformAdapterFactory {
     /// `apns`.
     public static let type = "apns"
@@ -51,10 +54,29 @@ public enum APNsAdapterFactory: PlatformAdapterFactory {
         let problemsBefore = node.problems.count
         let endpoints = endpoints(from: node)
         let caPEM = node.caCertificatePEM()
-        let teamID = node.string("teamId", required: true)
-        if let teamID { checkIdentifier(teamID, name: "teamId", at: node.child("teamId")) }
-        let keys = keys(from: node, served: endpoints.map { [$0.first.environment] + ($0.other.map { [$0.environment] } ?? []) })
-        let topic = node.string("topic", required: true)
+        let authentication = authentication(in: node)
+        let served = endpoints.map { [$0.first.environment] + ($0.other.map { [$0.environment] } ?? []) }
+        var teamID: String?
+        var keys: [SigningKey]?
+        var certificates: [APNsClientCertificate]?
+        switch authentication {
+        case .token?:
+            teamID = node.string("teamId", required: true)
+            if let teamID { checkIdentifier(teamID, name: "teamId", at: node.child("teamId")) }
+            keys = self.keys(from: node, served: served)
+        case .certificate?:
+            certificates = self.certificates(from: node, served: served)
+            if let certificates {
+                teamID = ""
+                keys = certificates.map { _ in SigningKey(keyID: "", privateKeyPEM: "") }
+            }
+        case nil:
+            break
+        }
+        var topic = node.string("topic", required: authentication == .token)
+        if let certificates, node.problems.count == problemsBefore {
+            topic = certificateTopic(topic, certificates: certificates, at: node)
+        }
         let topics = node.strings("topics")
         let connections = node.integer("connections", default: 4, in: 1...64)
         let maximumStreams = node.integer("maximumStreams", default: 1000, in: 1...10_000)
@@ -73,7 +95,8 @@ public enum APNsAdapterFactory: PlatformAdapterFactory {
         let other = endpoints.other.map { other in
             APNsEnvironmentSettings(
                 environment: other.environment, host: other.host, port: other.port, keyID: keys[1].keyID,
-                privateKeyPEM: keys[1].privateKeyPEM, managementHost: management[other.environment]?.host,
+                privateKeyPEM: keys[1].privateKeyPEM, certificate: certificates?[1],
+                managementHost: management[other.environment]?.host,
                 managementPort: management[other.environment]?.port ?? other.environment.appleManagementPort)
         }
         return APNsSettings(
@@ -83,7 +106,7 @@ public enum APNsAdapterFactory: PlatformAdapterFactory {
             connectTimeout: .milliseconds(Int(connectTimeout * 1000)), pingInterval: .milliseconds(Int(pingInterval * 1000)),
             pingTimeout: .milliseconds(Int(pingTimeout * 1000)),
             tokenRefreshInterval: refresh, neverIndexSensitiveHeaders: neverIndex, environment: first.environment,
-            otherEnvironment: other, rememberedDevices: endpoints.rememberedDevices,
+            otherEnvironment: other, rememberedDevices: endpoints.rememberedDevices, certificate: certificates?[0],
             managementHost: management[first.environment]?.host,
             managementPort: management[first.environment]?.port ?? (first.environment ?? .production).appleManagementPort)
     }

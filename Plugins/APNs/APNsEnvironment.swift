@@ -37,6 +37,9 @@ public struct APNsEnvironmentSettings: Sendable, Equatable, CustomStringConverti
     public var keyID: String
     /// That key (`.p8`, PKCS#8 PEM). A secret.
     public var privateKeyPEM: String
+    /// The provider certificate it authenticates with instead of provider tokens (then ``keyID`` and
+    /// ``privateKeyPEM`` are empty); `nil` for token-based authentication.
+    public var certificate: APNsClientCertificate?
     /// Its broadcast channel management host; `nil`: no channel management there.
     public var managementHost: String?
     /// That host's port.
@@ -45,8 +48,9 @@ public struct APNsEnvironmentSettings: Sendable, Equatable, CustomStringConverti
     /// Creates the settings of one environment.
     public init(
         environment: APNsEnvironment, host: String, port: Int = 443, keyID: String, privateKeyPEM: String,
-        managementHost: String? = nil, managementPort: Int = 2195
+        certificate: APNsClientCertificate? = nil, managementHost: String? = nil, managementPort: Int = 2195
     ) {
+        self.certificate = certificate
         self.managementHost = managementHost
         self.managementPort = managementPort
         self.environment = environment
@@ -56,6 +60,8 @@ public struct APNsEnvironmentSettings: Sendable, Equatable, CustomStringConverti
         self.privateKeyPEM = privateKeyPEM
     }
 
-    /// The environment, its address and key id; never the key.
-    public var description: String { "\(environment) at \(host):\(port) with key \(keyID)" }
+    /// The environment, its address and key id (or certificate subject); never the key.
+    public var description: String {
+        "\(environment) at \(host):\(port) with " + (certificate.map { "\($0)" } ?? "key \(keyID)")
+    }
 }

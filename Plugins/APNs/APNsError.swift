@@ -11,6 +11,8 @@ public struct APNsError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidCACertificate = Code(rawValue: "invalidCACertificate")
         /// An adapter serving both environments does not name two different ones.
         public static let invalidEnvironments = Code(rawValue: "invalidEnvironments")
+        /// The provider certificate cannot be used: not readable, wrong password, no private key, expired.
+        public static let invalidCertificate = Code(rawValue: "invalidCertificate")
     }
 
     /// What kind of failure this is.

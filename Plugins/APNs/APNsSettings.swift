@@ -21,6 +21,9 @@ public struct APNsSettings: Sendable {
     public var rememberedDevices: Int
     /// An extra CA to trust (PEM), for the emulator; `nil` trusts the system roots only.
     public var caCertificatePEM: String?
+    /// The provider certificate `host`'s environment authenticates with instead of provider tokens (then
+    /// ``teamID``, ``keyID`` and ``privateKeyPEM`` are empty and unused); `nil` for token-based authentication.
+    public var certificate: APNsClientCertificate?
     /// The team id (`iss` of provider tokens).
     public var teamID: String
     /// The key id (`kid` of provider tokens) of the key that signs for `host`'s environment.
@@ -64,8 +67,10 @@ public struct APNsSettings: Sendable {
         pingInterval: Duration = .seconds(60), pingTimeout: Duration = .seconds(20), tokenRefreshInterval: TimeInterval = 3000,
         neverIndexSensitiveHeaders: Bool = true, environment: APNsEnvironment? = nil,
         otherEnvironment: APNsEnvironmentSettings? = nil, rememberedDevices: Int = 1_000_000,
-        clock: any WallClock = SystemWallClock(), managementHost: String? = nil, managementPort: Int = 2196
+        clock: any WallClock = SystemWallClock(), certificate: APNsClientCertificate? = nil, managementHost: String? = nil,
+        managementPort: Int = 2196
     ) {
+        self.certificate = certificate
         self.managementHost = managementHost
         self.managementPort = managementPort
         self.host = host
@@ -120,6 +125,7 @@ extension APNsSettings: Equatable {
             && lhs.pingTimeout == rhs.pingTimeout && lhs.tokenRefreshInterval == rhs.tokenRefreshInterval
             && lhs.neverIndexSensitiveHeaders == rhs.neverIndexSensitiveHeaders && lhs.environment == rhs.environment
             && lhs.otherEnvironment == rhs.otherEnvironment && lhs.rememberedDevices == rhs.rememberedDevices
+            && lhs.certificate == rhs.certificate
             && lhs.managementHost == rhs.managementHost && lhs.managementPort == rhs.managementPort
     }
 }

@@ -14,6 +14,9 @@ import Prometheus
 /// |---|---|---|
 /// | PUT, PATCH, GET, DELETE | `/{hub}/installations/{id}` | Listen, or the app's bearer JWT |
 /// | GET | `/{hub}/installations?tags=&top=&continuationToken=` | Manage |
+/// | PUT, DELETE | `/{hub}/installations/{id}/liveactivities/pushtostart`, `…/liveactivities/{activityId}` | Listen, or the app's bearer JWT |
+/// | GET | `/{hub}/installations/{id}/liveactivities` | Listen, or the app's bearer JWT |
+/// | POST | `/{hub}/liveactivities/messages` (``LiveActivitiesController``) | Send |
 /// | GET | `/{hub}/description` | Manage |
 /// | GET | `/{hub}/messages?top=&continuationToken=` (newest first) | Manage |
 /// | GET | `/{hub}/rates?seconds=&step=` | Manage |
@@ -145,6 +148,7 @@ public struct HubAPI: Sendable {
         hub.addRoutes(WebhookEventsController(api: self).routes)
         hub.addRoutes(InstallationCountsController(api: self).routes)
         hub.addRoutes(ReceiptsController(api: self).routes)
+        hub.addRoutes(LiveActivitiesController(api: self).routes)
         hub.addRoutes(LiveActivityChannelsController(api: self).routes)
         if console { ConsoleController<HubRequestContext>().addRoutes(to: router) }
         return router

@@ -387,6 +387,147 @@ paths:
         "401": {$ref: "#/components/responses/Error"}
         "403": {$ref: "#/components/responses/Error"}
         "429": {$ref: "#/components/responses/TooManyRequests"}
+  /{hub}/installations/{installationId}/liveactivities:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - $ref: "#/components/parameters/installationId"
+    get:
+      summary: >-
+        The Live Activity tokens registered under an apns installation: its push-to-start token and its activities
+        (Listen, or a device user's JWT; another user's installation is 404).
+      security: [{sas: []}, {bearer: []}]
+      responses:
+        "200":
+          description: "{installationId, pushToStart (absent when none), activities: [{activityId, pushToken, attributesType, tags, pushChannelExpired, lastUpdate}]}"
+          content:
+            application/json: {schema: {type: object}}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+  /{hub}/installations/{installationId}/liveactivities/pushtostart:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - $ref: "#/components/parameters/installationId"
+    put:
+      summary: >-
+        Register the app's push-to-start token (ActivityKit's pushToStartTokenUpdates) under its apns installation
+        (Listen, or a device user's JWT; the installation must be the caller's: otherwise 404). Body
+        {"pushToken":"<hex>"}. An activity's update token given here is a 400.
+      security: [{sas: []}, {bearer: []}]
+      requestBody:
+        required: true
+        content:
+          application/json: {schema: {type: object, required: [pushToken], properties: {pushToken: {type: string}}}}
+      responses:
+        "200":
+          description: Stored.
+          content:
+            application/json: {schema: {type: object}}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+        "413": {$ref: "#/components/responses/Error"}
+        "429": {$ref: "#/components/responses/TooManyRequests"}
+        "503": {$ref: "#/components/responses/StoreFull"}
+    delete:
+      summary: Remove the installation's push-to-start token (Listen, or a device user's JWT); 204 also when none was registered.
+      security: [{sas: []}, {bearer: []}]
+      responses:
+        "204": {description: Removed.}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+        "429": {$ref: "#/components/responses/TooManyRequests"}
+  /{hub}/installations/{installationId}/liveactivities/{activityId}:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+      - $ref: "#/components/parameters/installationId"
+      - {name: activityId, in: path, required: true, schema: {type: string, pattern: "^[A-Za-z0-9._-]{1,64}$"}}
+    put:
+      summary: >-
+        Register one Live Activity's update token (activity.pushTokenUpdates) under the app's apns installation
+        (Listen, or a device user's JWT; the installation must be the caller's: otherwise 404). Body
+        {"pushToken":"<hex>","attributesType":"MatchAttributes","tags":["match:1234"]} (tags optional, user-tag
+        rules). The row carries $ActivityId:{activityId}. The push-to-start token given here is a 400; more than 32
+        activities on one installation a 409.
+      security: [{sas: []}, {bearer: []}]
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [pushToken, attributesType]
+              properties:
+                pushToken: {type: string}
+                attributesType: {type: string}
+                tags: {type: array, items: {type: string}}
+      responses:
+        "200":
+          description: Stored.
+          content:
+            application/json: {schema: {type: object}}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+        "409": {$ref: "#/components/responses/Error"}
+        "413": {$ref: "#/components/responses/Error"}
+        "429": {$ref: "#/components/responses/TooManyRequests"}
+        "503": {$ref: "#/components/responses/StoreFull"}
+    delete:
+      summary: Remove one activity's update token (Listen, or a device user's JWT); 204 also when it was not registered.
+      security: [{sas: []}, {bearer: []}]
+      responses:
+        "204": {description: Removed.}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "404": {$ref: "#/components/responses/Error"}
+        "429": {$ref: "#/components/responses/TooManyRequests"}
+  /{hub}/liveactivities/messages:
+    parameters:
+      - $ref: "#/components/parameters/hub"
+    post:
+      summary: >-
+        Start, update or end Live Activities (Send). The hub builds the aps payload (timestamp: its clock at accept,
+        or the scheduled time), sends it with apns-push-type liveactivity: a start to the push-to-start tokens of the
+        devices tags matches (format liveactivitystart), an update or end to the activity tokens activityId or tags
+        matches (format liveactivity). Telemetry at /{hub}/messages/{id} as for any send.
+      parameters:
+        - {name: Idempotency-Key, in: header, schema: {type: string}}
+        - {name: traceparent, in: header, schema: {type: string}}
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [event]
+              properties:
+                event: {type: string, enum: [start, update, end]}
+                activityId: {type: string, description: "update and end only; or tags"}
+                tags: {type: string, description: "A tag expression; or activityId"}
+                contentState: {type: object, description: "required for start and update"}
+                attributesType: {type: string, description: "start only, required"}
+                attributes: {type: object, description: "start only, required"}
+                alert: {type: object}
+                staleDate: {type: integer, description: UNIX seconds}
+                dismissalDate: {type: integer, description: UNIX seconds}
+                relevanceScore: {type: number}
+                priority: {type: integer, enum: [5, 10], default: 10}
+                inputPushToken: {type: boolean, description: start only}
+                scheduledTime: {type: string, format: date-time}
+      responses:
+        "201": {description: "Accepted; Location and TrackingId name the notification (under schedulednotifications when scheduled)."}
+        "400": {$ref: "#/components/responses/Error"}
+        "401": {$ref: "#/components/responses/Error"}
+        "403": {$ref: "#/components/responses/Error"}
+        "413": {$ref: "#/components/responses/Error"}
+        "503": {$ref: "#/components/responses/StoreFull"}
   /{hub}/installations:
     parameters:
       - $ref: "#/components/parameters/hub"

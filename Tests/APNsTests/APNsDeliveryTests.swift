@@ -84,7 +84,11 @@ import Testing
                 ("liveactivity", ".push-type.liveactivity"), ("location", ".location-query"), ("pushtotalk", ".voip-ptt"),
             ]
             for (pushType, suffix) in expectations {
-                let summary = try await hub.sendDirect(headers: ["apns-push-type": pushType], to: [token])
+                // A liveactivity push carries a Live Activity payload (the emulator checks ActivityKit's rules).
+                let body =
+                    pushType == "liveactivity"
+                    ? #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{}}}"# : #"{"aps":{"alert":"hi"}}"#
+                let summary = try await hub.sendDirect(body, headers: ["apns-push-type": pushType], to: [token])
                 #expect(summary.count(of: .success) == 1)
                 #expect(hub.emulator.received.last?.headers["apns-topic"] == APNsHarness.topic + suffix)
                 #expect(hub.emulator.received.last?.headers["apns-push-type"] == pushType)

@@ -73,6 +73,15 @@ import Testing
         return (response.status, json, text)
     }
 
+    /// A `PUT /demo/installations/{path}` with the Listen key.
+    func put(_ client: some TestClientProtocol, _ path: String, _ body: String) async throws -> HTTPResponse.Status {
+        try await client.execute(
+            uri: "/demo/installations/" + path, method: .put,
+            headers: [.authorization: Self.authorization("listen"), .contentType: "application/json", .accept: "application/json"],
+            body: ByteBuffer(string: body)
+        ).status
+    }
+
     static func errorCode(_ json: [String: JSONValue]) -> String? { json["error"]?.objectValue?["code"]?.stringValue }
 
     func send(_ client: some TestClientProtocol, tags: String, body: String = APNsBroadcastHarness.update) async throws -> HTTPResponse.Status {
@@ -241,6 +250,29 @@ import Testing
             // A start cannot go out in the liveactivity format.
             let start = #"{"aps":{"event":"start","timestamp":1,"content-state":{},"attributes-type":"A","attributes":{}}}"#
             #expect(try await send(client, tags: "match:1234", body: start) == .badRequest)
+        }
+    }
+
+    @Test func anUpdateIsOneBroadcastBesideThePushesToActivityTokensOfTheTag() async throws {
+        try await run { harness, client in
+            let device = APNsHarness.deviceToken(1)
+            let activity = APNsHarness.deviceToken(2)
+            #expect(try await put(client, "phone", #"{"installationId":"phone","platform":"apns","pushChannel":"\#(device)"}"#) == .ok)
+            let registered = try await put(
+                client, "phone/liveactivities/a1", #"{"pushToken":"\#(activity)","attributesType":"MatchAttributes","tags":["match:1234"]}"#)
+            #expect(registered.code / 100 == 2)
+            #expect(try await call(client, .post, "", body: #"{"tag":"match:1234"}"#).status == .created)
+            let channelID = try #require(harness.emulator.channels().first?.id)
+            #expect(try await send(client, tags: "match:1234") == .created)
+            let emulator = harness.emulator
+            for _ in 0..<1000 where emulator.broadcastCount + emulator.acceptedCount < 2 {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(harness.emulator.broadcasts.map(\.channelID) == [channelID])
+            #expect(harness.emulator.received.map(\.deviceToken) == [activity])
+            #expect(harness.emulator.received.first?.headers["apns-push-type"] == "liveactivity")
+            #expect(harness.emulator.broadcastRequestCount(in: .production) == 1)
+            #expect(harness.emulator.requestCount(in: .production) == 2)
         }
     }
 

@@ -25,7 +25,13 @@ import Yams
         "POST /{hub}/registrationIDs", "POST /{hub}/registrationids", "POST /{hub}/registrations",
         "GET /{hub}/registrations", "PUT /{hub}/registrations/{registrationId}",
         "GET /{hub}/registrations/{registrationId}", "DELETE /{hub}/registrations/{registrationId}",
-        "GET /{hub}/securenotifications/{secureId}", "POST /{hub}/receipts", "GET /{hub}/liveactivities/channels/{tag}",
+        "GET /{hub}/securenotifications/{secureId}", "POST /{hub}/receipts",
+        "GET /{hub}/installations/{installationId}/liveactivities",
+        "PUT /{hub}/installations/{installationId}/liveactivities/pushtostart",
+        "DELETE /{hub}/installations/{installationId}/liveactivities/pushtostart",
+        "PUT /{hub}/installations/{installationId}/liveactivities/{activityId}",
+        "DELETE /{hub}/installations/{installationId}/liveactivities/{activityId}",
+        "GET /{hub}/liveactivities/channels/{tag}",
     ]
 
     @Test func routesThatAcceptADeviceUsersTokenDeclareBearerAuth() throws {

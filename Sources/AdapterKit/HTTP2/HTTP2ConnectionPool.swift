@@ -66,12 +66,16 @@ public final class HTTP2ConnectionPool: Sendable {
         public var caCertificatePEM: String?
         /// Bytes of each response body kept (error bodies are small; the rest is dropped).
         public var maximumBodyBytes: Int
+        /// The certificate chain (leaf first) and private key this client authenticates with in the TLS handshake
+        /// (APNs' certificate-based authentication); `nil` for none.
+        public var clientCertificate: (chain: [NIOSSLCertificate], privateKey: NIOSSLPrivateKey)?
 
         /// Creates settings.
         public init(
             host: String, port: Int, connections: Int, maximumStreams: Int, connectTimeout: TimeAmount,
             pingInterval: TimeAmount, pingTimeout: TimeAmount, caCertificatePEM: String? = nil,
-            maximumBodyBytes: Int = 4096
+            maximumBodyBytes: Int = 4096,
+            clientCertificate: (chain: [NIOSSLCertificate], privateKey: NIOSSLPrivateKey)? = nil
         ) {
             self.host = host
             self.port = port
@@ -82,6 +86,7 @@ public final class HTTP2ConnectionPool: Sendable {
             self.pingTimeout = pingTimeout
             self.caCertificatePEM = caCertificatePEM
             self.maximumBodyBytes = maximumBodyBytes
+            self.clientCertificate = clientCertificate
         }
     }
 
@@ -101,7 +106,8 @@ public final class HTTP2ConnectionPool: Sendable {
     private let next = Atomic<Int>(0)
     private let opened = Atomic<Int>(0)
 
-    /// Creates a pool; no connection opens before the first ``connection()``. Throws when the CA is not PEM.
+    /// Creates a pool; no connection opens before the first ``connection()``. Throws when the CA is not PEM or the
+    /// client certificate's key does not match it.
     public init(settings: Settings, group: (any EventLoopGroup)? = nil) throws {
         self.settings = settings
         self.group = group
@@ -109,6 +115,10 @@ public final class HTTP2ConnectionPool: Sendable {
         tls.applicationProtocols = ["h2"]
         if let pem = settings.caCertificatePEM {
             tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
+        }
+        if let client = settings.clientCertificate {
+            tls.certificateChain = client.chain.map { .certificate($0) }
+            tls.privateKey = .privateKey(client.privateKey)
         }
         self.sslContext = try NIOSSLContext(configuration: tls)
         self.slots = Mutex(Array(repeating: .empty, count: max(1, settings.connections)))

@@ -5,12 +5,14 @@ import Foundation
 /// whose push channel is the platform's channel id, so that a send to the tag reaches the channel once through the
 /// store, tag matching, pruning of expired channels and send pipeline that serve installations.
 ///
-/// A row's id is `<platform>/<tag>` (e.g. `apnsbroadcast/match:1234`): the public installation-id policy refuses
-/// `/`, so no client reads or writes it through `/installations/{id}`, and one tag has at most one channel. Its push
+/// A row's id is `/<platform>/<tag>` (e.g. `/apnsbroadcast/match:1234`): the public installation-id policy refuses
+/// `/`, so no client reads or writes it through `/installations/{id}`, and one tag has at most one channel. The
+/// leading `/` keeps it apart from every installation's sub-resources (``subResourceID(of:_:)``: `{parent}/…`, the
+/// parent never empty), so deleting an installation never reaches a channel row. Its push
 /// variables hold `environment` and `messageStoragePolicy`.
 extension InstallationService {
     /// The row id of a tag's channel on `platform`.
-    public static func broadcastChannelRowID(platform: Platform, tag: String) -> String { "\(platform.name)/\(tag)" }
+    public static func broadcastChannelRowID(platform: Platform, tag: String) -> String { "/\(platform.name)/\(tag)" }
 
     /// The channel row of a tag, if one exists and (unless `includeExpired`) its channel has not expired: a channel
     /// the platform no longer knows is marked expired by delivery.

@@ -81,7 +81,10 @@ extension InstallationService {
                     "registration '\(id)' has ETag \(projection.etag), not \(expected); read it again and retry")
             }
             guard let templateName else {
-                return try await core.installationStore.delete(id: installationID, as: registrant)
+                guard try await core.installationStore.delete(id: installationID, as: registrant) else { return false }
+                // Its sub-resources (Live Activity tokens) go with it, as through the installation API.
+                try await deleteSubResources(of: installationID)
+                return true
             }
             do {
                 _ = try await core.installationStore.update(id: installationID, as: registrant) { installation throws(HubError) in

@@ -124,10 +124,13 @@ public struct InstallationService: Sendable {
         try await core.installationStore.count(InstallationQuery(expression: expression, includeExpired: false))
     }
 
-    /// Deletes an installation if `registrant` reaches it; returns whether it was deleted.
+    /// Deletes an installation if `registrant` reaches it, and its sub-resources with it
+    /// (`InstallationService+SubResources.swift`); returns whether it was deleted.
     @discardableResult
     public func deleteInstallation(id: String, as registrant: Registrant) async throws -> Bool {
-        try await core.installationStore.delete(id: id, as: registrant)
+        guard try await core.installationStore.delete(id: id, as: registrant) else { return false }
+        try await deleteSubResources(of: id)
+        return true
     }
 
     /// A page of installations matching `expression` (all when `nil`).

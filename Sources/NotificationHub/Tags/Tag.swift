@@ -50,6 +50,9 @@ public enum SystemTag {
     public static func installationID(_ id: String) -> String { "$InstallationId:{\(id)}" }
     /// `$UserId:{user}`.
     public static func userID(_ id: String) -> String { "$UserId:{\(id)}" }
+    /// `$ActivityId:{id}`: carried by the row of one Live Activity's update token (`apnsactivity`), so a send can
+    /// name the activity.
+    public static func activityID(_ id: String) -> String { "$ActivityId:{\(id)}" }
 
     /// Brings a system tag into its canonical braced spelling: `$installationid:abc` becomes
     /// `$InstallationId:{abc}`. Returns `nil` when `tag` is not a known system tag.
@@ -64,6 +67,7 @@ public enum SystemTag {
         switch name {
         case "installationid": return installationID(String(value))
         case "userid": return userID(String(value))
+        case "activityid": return activityID(String(value))
         default: return nil
         }
     }

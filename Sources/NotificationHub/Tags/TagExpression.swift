@@ -1,7 +1,7 @@
 /// A parsed tag expression such as `(sports || news) && !muted`.
 ///
 /// Operators: `!` (not), `&&` (and), `||` (or), with precedence `!` > `&&` > `||`, and parentheses. Operands are
-/// user tags or system tags (`$InstallationId:{id}` or `$InstallationId:id`, `$UserId:{user}`). `&&` and `||`
+/// user tags or system tags (`$InstallationId:{id}` or `$InstallationId:id`, `$UserId:{user}`, `$ActivityId:{id}`). `&&` and `||`
 /// chains are flattened, so `a && b && c` is one ``and(_:)`` of three operands.
 public indirect enum TagExpression: Hashable, Sendable, CustomStringConvertible {
     /// Matches installations that carry the tag.
@@ -232,7 +232,7 @@ struct TagExpressionParser {
             text.append(contentsOf: scalars[start..<position])
             guard let canonical = SystemTag.canonical(String(text)) else {
                 position = start
-                throw error("expected a system tag ($InstallationId:{id} or $UserId:{id})")
+                throw error("expected a system tag ($InstallationId:{id}, $UserId:{id} or $ActivityId:{id})")
             }
             return canonical
         }

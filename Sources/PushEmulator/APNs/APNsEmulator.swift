@@ -63,12 +63,21 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
     @discardableResult
     public func start() async throws -> Int {
         if let channel = server.withLock({ $0.listeners[.production] }), let port = channel.localAddress?.port { return port }
-        let sslContext = try NIOSSLContext(configuration: tls.serverConfiguration(applicationProtocols: ["h2"]))
-        let production = try await listen(on: configuration.port, environment: .production, sslContext: sslContext)
+        var serverTLS = try tls.serverConfiguration(applicationProtocols: ["h2"])
+        let checker = try configuration.clientCertificates.map {
+            try APNsClientCertificateChecker(configuration: $0, clock: configuration.clock)
+        }
+        if let checker {
+            // Asks every client for a certificate; the checker decides what one means (APNsEmulatorClientCertificates).
+            serverTLS.certificateVerification = .optionalVerification
+            serverTLS.trustRoots = .certificates(try checker.trustRoots())
+        }
+        let sslContext = try NIOSSLContext(configuration: serverTLS)
+        let production = try await listen(on: configuration.port, environment: .production, sslContext: sslContext, checker: checker)
         server.withLock { $0.listeners[.production] = production }
         if let sandboxPort = configuration.sandboxPort {
             do {
-                let sandbox = try await listen(on: sandboxPort, environment: .sandbox, sslContext: sslContext)
+                let sandbox = try await listen(on: sandboxPort, environment: .sandbox, sslContext: sslContext, checker: checker)
                 server.withLock { $0.listeners[.sandbox] = sandbox }
             } catch {
                 await stop()
@@ -80,7 +89,8 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
         ]
         for case (let environment, let port?) in management {
             do {
-                let listener = try await listen(on: port, environment: environment, sslContext: sslContext, role: .management)
+                let listener = try await listen(
+                    on: port, environment: environment, sslContext: sslContext, checker: checker, role: .management)
                 managementListeners.withLock { $0[environment] = listener }
             } catch {
                 await stop()
@@ -91,7 +101,8 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
     }
 
     private func listen(
-        on port: Int, environment: APNsEmulatorEnvironment, sslContext: NIOSSLContext, role: APNsListenerRole = .push
+        on port: Int, environment: APNsEmulatorEnvironment, sslContext: NIOSSLContext, checker: APNsClientCertificateChecker?,
+        role: APNsListenerRole = .push
     ) async throws -> any Channel {
         let initialStreams = configuration.initialConcurrentStreams
         let channel = try await ServerBootstrap(group: group)
@@ -101,7 +112,12 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(NIOSSLServerHandler(context: sslContext))
+                    let certificate = checker.map { _ in APNsConnectionCertificate() }
+                    if let checker, let certificate {
+                        try sync.addHandler(checker.serverHandler(context: sslContext, connection: certificate))
+                    } else {
+                        try sync.addHandler(NIOSSLServerHandler(context: sslContext))
+                    }
                     // The answers of one flush leave in as few TLS records as their size needs, as from a server
                     // that writes what is ready together.
                     try sync.addHandler(WriteCoalescingHandler())
@@ -113,7 +129,8 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
                                 HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
                                 HTTP2Setting(parameter: .maxHeaderListSize, value: 64 << 10),
                             ]))
-                    try sync.addHandler(APNsServerConnectionHandler(emulator: self, environment: environment, role: role))
+                    try sync.addHandler(
+                        APNsServerConnectionHandler(emulator: self, environment: environment, certificate: certificate, role: role))
                     self.track(channel)
                 }
             }
@@ -282,7 +299,7 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
     /// - `POST /_emulator/reset`: clears records, faults, device states and registrations.
     /// - `POST /_emulator/faults` with a JSON body `{"serverErrorRate":0,"unavailableRate":0,"throttleRate":0,
     ///   "retryAfterSeconds":1,"latencyMilliseconds":0,"dropConnectionRate":0}`.
-    /// - `POST /_emulator/devices/<token>` with `{"state":"unregistered"|"expired"|"bad"|"notForTopic"|"active",
+    /// - `POST /_emulator/devices/<token>` with `{"state":"unregistered"|"ended"|"expired"|"bad"|"notForTopic"|"active",
     ///   "timestamp":<ms>}` or `{"status":400,"reason":"BadCollapseId"}`, and/or `{"environment":"production"|
     ///   "sandbox"}` to register the environment the token belongs to.
     /// - `POST /_emulator/goaway`, `POST /_emulator/drop`: GOAWAY or drop every connection.
@@ -356,13 +373,15 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
             let state: APNsDeviceState?
             switch json["state"]?.stringValue {
             case "unregistered": state = .unregistered(date)
+            // An ended Live Activity's update token: APNs answers it 410 Unregistered, as a removed app's token.
+            case "ended": state = .unregistered(date)
             case "expired": state = .expired(date)
             case "bad": state = .bad
             case "notForTopic": state = .notForTopic
             case "active": state = nil
             default:
                 guard let status = number("status"), (100...599).contains(status), let reason = json["reason"]?.stringValue else {
-                    return (400, ByteBuffer(string: #"{"error":"give state (unregistered, expired, bad, notForTopic, active) or status (100 to 599) and reason"}"#))
+                    return (400, ByteBuffer(string: #"{"error":"give state (unregistered, ended, expired, bad, notForTopic, active) or status (100 to 599) and reason"}"#))
                 }
                 state = .reply(status: Int(status), reason: reason)
             }

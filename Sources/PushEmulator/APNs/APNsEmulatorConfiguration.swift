@@ -67,6 +67,9 @@ public struct APNsEmulatorConfiguration: Sendable {
     public var recordCapacity: Int
     /// The clock token ages are measured with.
     public var clock: any WallClock
+    /// Certificate-based authentication: the authorities whose client certificates are accepted, and the
+    /// environments that require one; `nil` asks for no client certificate.
+    public var clientCertificates: APNsEmulatorClientCertificates?
     /// Port of the production environment's channel management listener (Apple:
     /// `api-manage-broadcast.push.apple.com:2196`); 0 picks a free port, `nil` serves no channel management.
     public var managementPort: Int?
@@ -84,9 +87,10 @@ public struct APNsEmulatorConfiguration: Sendable {
         tokenMaximumAge: TimeInterval = 3600, tokenMinimumRefreshInterval: TimeInterval = 1200,
         recordCapacity: Int = 1_000_000, sandboxPort: Int? = nil,
         unregisteredTokenEnvironment: APNsEmulatorEnvironment? = .production, keys: [APNsEmulatorKey] = [],
-        clock: any WallClock = SystemWallClock(), managementPort: Int? = nil, sandboxManagementPort: Int? = nil,
-        maximumChannelsPerApp: Int = 10_000
+        clock: any WallClock = SystemWallClock(), clientCertificates: APNsEmulatorClientCertificates? = nil,
+        managementPort: Int? = nil, sandboxManagementPort: Int? = nil, maximumChannelsPerApp: Int = 10_000
     ) {
+        self.clientCertificates = clientCertificates
         self.managementPort = managementPort
         self.sandboxManagementPort = sandboxManagementPort
         self.maximumChannelsPerApp = maximumChannelsPerApp
@@ -124,6 +128,8 @@ public struct APNsEmulatorConfiguration: Sendable {
 ///     topics: [com.example.app]
 ///     maximumConcurrentStreams: 1000   # after the first authenticated request (1 before)
 ///     recordCapacity: 1000000          # accepted notifications kept in full (0: only counted)
+///     clientCertificates:              # optional: certificate-based authentication (APNsEmulatorClientCertificates)
+///       required: [production]         # environments that take no provider token
 ///     managementPort: 2196             # optional: broadcast channel management, production (Apple's port)
 ///     sandboxManagementPort: 2195      # optional: broadcast channel management, sandbox
 ///     maximumChannelsPerApp: 10000     # channels one app may hold per environment
@@ -161,7 +167,12 @@ public enum APNsEmulatorFactory: PlatformEmulatorFactory {
             ? configuration.integer("sandboxManagementPort", default: 2195, in: 0...65535) : nil
         let maximumChannels = configuration.integer("maximumChannelsPerApp", default: 10_000, in: 1...1_000_000)
         let keys = extraKeys(configuration, mainKeyID: keyID)
+        let requiredCertificates = clientCertificateRequirement(configuration)
         guard configuration.problems.count == problemsBefore else { return nil }
+        let clientCertificates = try requiredCertificates.map { required in
+            let authority = try loadOrCreateClientAuthority(directory: context.directory, bundleID: topics[0])
+            return APNsEmulatorClientCertificates(authorityPEMs: [authority.certificatePEM], required: required)
+        }
         let key = try loadOrCreateKey(directory: context.directory)
         var emulatorKeys: [APNsEmulatorKey] = []
         for extra in keys {
@@ -174,8 +185,8 @@ public enum APNsEmulatorFactory: PlatformEmulatorFactory {
                 initialConcurrentStreams: initial, maximumConcurrentStreams: maximum, tokenMaximumAge: maximumAge,
                 tokenMinimumRefreshInterval: refresh, recordCapacity: capacity, sandboxPort: sandboxPort,
                 unregisteredTokenEnvironment: APNsEmulatorEnvironment(rawValue: unregistered), keys: emulatorKeys,
-                managementPort: managementPort, sandboxManagementPort: sandboxManagementPort,
-                maximumChannelsPerApp: maximumChannels),
+                clientCertificates: clientCertificates, managementPort: managementPort,
+                sandboxManagementPort: sandboxManagementPort, maximumChannelsPerApp: maximumChannels),
             tls: context.tls, logger: context.logger)
     }
 
@@ -215,6 +226,11 @@ public enum APNsEmulatorFactory: PlatformEmulatorFactory {
             let path = (directory as NSString).appendingPathComponent(name)
             guard !FileManager.default.fileExists(atPath: path) else { continue }
             files[path] = Data(P256.Signing.PrivateKey().pemRepresentation.utf8)
+        }
+        if configuration.child("clientCertificates").isPresent {
+            var topics = configuration.strings("topics")
+            if topics.isEmpty { topics = ["com.example.app"] }
+            files.merge(pendingClientCertificateFiles(directory: directory, bundleID: topics[0])) { first, _ in first }
         }
         return files
     }

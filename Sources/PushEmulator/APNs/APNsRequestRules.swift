@@ -13,7 +13,7 @@ public struct APNsReceivedNotification: Sendable, Hashable, Codable {
     public var apnsID: String
     /// Every request header except `authorization` and pseudo-headers, names in lower case (`apns-topic`, …).
     public var headers: [String: String]
-    /// The provider token (the JWT after `bearer `).
+    /// The provider token (the JWT after `bearer `); empty over a certificate-authenticated connection.
     public var providerToken: String
     /// The JSON payload.
     public var payload: String
@@ -61,7 +61,7 @@ struct APNsConnectionTokenState {
     /// The key id of the first push's token: APNs ties the connection to it.
     var keyID: String?
     var authenticated = false
-    var lastValidPayload: (payload: ByteBuffer, background: Bool)?
+    var lastValidPayload: (payload: ByteBuffer, pushType: String)?
 }
 
 /// The push types APNs knows, with the topic suffix each requires.
@@ -146,7 +146,7 @@ final class APNsRequestRules: Sendable {
     /// Checks one request to `environment`'s listener; `token` is the connection's provider-token state.
     func answer(
         method: String?, path: String?, headers: HPACKHeaders, body: ByteBuffer?, token: inout APNsConnectionTokenState,
-        environment: APNsEmulatorEnvironment = .production
+        environment: APNsEmulatorEnvironment = .production, certificate: APNsClientCertificateVerdict = .notPresented
     ) -> APNsAnswer {
         var seen = Set<String>()
         for (name, _, _) in headers where !name.hasPrefix(":") {
@@ -155,6 +155,16 @@ final class APNsRequestRules: Sendable {
         guard method == "POST" else { return violation(.error(405, "MethodNotAllowed"), "method \(method ?? "-")") }
         guard let path, path.hasPrefix("/3/device/") else { return violation(.error(404, "BadPath"), "path \(path ?? "-")") }
         let deviceToken = String(path.dropFirst("/3/device/".count))
+        switch checkCertificate(certificate, environment: environment) {
+        case .refused(let answer): return answer
+        case .authenticated(let bundleID):
+            // No provider token over a certificate-authenticated connection.
+            token.authenticated = true
+            return checkRequest(
+                deviceToken: deviceToken, headers: headers, body: body, jwt: "", now: configuration.clock.now(), token: &token,
+                environment: environment, certificateTopic: bundleID)
+        case .notUsed: break
+        }
         let now = configuration.clock.now()
         let jwt: String
         switch authenticate(headers, token: &token, environment: environment, now: now) {
@@ -230,8 +240,10 @@ final class APNsRequestRules: Sendable {
 
     private func checkRequest(
         deviceToken: String, headers: HPACKHeaders, body: ByteBuffer?, jwt: String, now: Date,
-        token: inout APNsConnectionTokenState, environment: APNsEmulatorEnvironment
+        token: inout APNsConnectionTokenState, environment: APNsEmulatorEnvironment, certificateTopic: String? = nil
     ) -> APNsAnswer {
+        // Over a certificate-authenticated connection the certificate's bundle id is the only topic, and the default.
+        let topics = certificateTopic.map { [$0] as Set } ?? self.topics
         if deviceToken.isEmpty { return violation(.error(400, "MissingDeviceToken"), "no device token") }
         guard deviceToken.count % 2 == 0, deviceToken.count >= 32, deviceToken.count <= 400,
             deviceToken.utf8.allSatisfy({ $0.isHexDigit })
@@ -249,7 +261,7 @@ final class APNsRequestRules: Sendable {
         guard let suffix = APNsPushTypes.suffixes[pushType] else {
             return violation(.error(400, "InvalidPushType"), "apns-push-type \(pushType)")
         }
-        guard let topic = headers.first(name: "apns-topic") else {
+        guard let topic = headers.first(name: "apns-topic") ?? certificateTopic else {
             return violation(.error(400, "MissingTopic"), "no apns-topic")
         }
         if !suffix.isEmpty {
@@ -265,6 +277,11 @@ final class APNsRequestRules: Sendable {
             if pushType == "background" && priority != "5" {
                 return violation(.error(400, "BadPriority"), "background push with priority \(priority)")
             }
+            // Apple, "Starting and updating Live Activities with ActivityKit push notifications": a Live Activity
+            // push's apns-priority is 5 (low, not counted against the update budget) or 10 (high).
+            if pushType == "liveactivity" && priority == "1" {
+                return violation(.error(400, "BadPriority"), "liveactivity push with priority 1 (5 or 10)")
+            }
         } else if pushType == "background" {
             return violation(.error(400, "BadPriority"), "background push without apns-priority 5")
         }
@@ -279,7 +296,9 @@ final class APNsRequestRules: Sendable {
         if body.readableBytes > limit {
             return violation(.error(413, "PayloadTooLarge"), "payload of \(body.readableBytes) bytes")
         }
-        if let problem = payloadProblem(body, background: pushType == "background", cache: &token.lastValidPayload) {
+        if let problem = pushType == "mdm"
+            ? Self.mdmPayloadProblem(body) : payloadProblem(body, pushType: pushType, cache: &token.lastValidPayload)
+        {
             return violation(.error(400, "BadPayload"), problem)
         }
 
@@ -341,15 +360,76 @@ final class APNsRequestRules: Sendable {
     }
 
     /// Checks the payload is a JSON object with an `aps` dictionary (holding `content-available` for background
-    /// pushes). The last valid payload of a connection is remembered so identical payloads are parsed once.
-    private func payloadProblem(_ body: ByteBuffer, background: Bool, cache: inout (payload: ByteBuffer, background: Bool)?) -> String? {
-        if let cache, cache.background == background, cache.payload == body { return nil }
+    /// pushes, and following ActivityKit's payload rules for `liveactivity` pushes, ``liveActivityProblem(_:)``).
+    /// The last valid payload of a connection is remembered so identical payloads are parsed once.
+    private func payloadProblem(_ body: ByteBuffer, pushType: String, cache: inout (payload: ByteBuffer, pushType: String)?) -> String? {
+        if let cache, cache.pushType == pushType, cache.payload == body { return nil }
         guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
             let aps = object["aps"] as? [String: Any]
         else { return "payload is not a JSON object with an aps dictionary" }
-        if background && aps["content-available"] == nil { return "background push without content-available" }
-        cache = (body, background)
+        if pushType == "background" && aps["content-available"] == nil { return "background push without content-available" }
+        if pushType == "liveactivity" {
+            guard case .object(let object)? = try? JSONValue(parsing: Array(body.readableBytesView)), case .object(let aps)? = object["aps"]
+            else { return "payload is not a JSON object with an aps dictionary" }
+            if let problem = Self.liveActivityProblem(aps) { return problem }
+        }
+        cache = (body, pushType)
         return nil
+    }
+
+    /// What breaks ActivityKit's payload rules in a `liveactivity` push's `aps` dictionary, or `nil`.
+    ///
+    /// APNs itself forwards such a push; the device then drops it without a word, which a test cannot see. The
+    /// emulator answers it `400 BadPayload` (its own reason, as for a payload without `aps`) and counts a broken rule
+    /// instead. Each rule is Apple's, "Starting and updating Live Activities with ActivityKit push notifications"
+    /// ("Construct the ActivityKit remote push notification payload" and "Start new Live Activities with ActivityKit
+    /// push notifications"):
+    static func liveActivityProblem(_ aps: [String: JSONValue]) -> String? {
+        // "timestamp": required in every ActivityKit push; UNIX time in seconds, which the system compares to drop
+        // stale updates.
+        guard let timestamp = aps["timestamp"] else { return "liveactivity push without aps.timestamp" }
+        guard isUNIXSeconds(timestamp) else { return "liveactivity aps.timestamp is not a number of UNIX seconds" }
+        // "event": required; "start" (push-to-start), "update" or "end".
+        guard let event = aps["event"]?.stringValue else { return "liveactivity push without a string aps.event" }
+        guard ["start", "update", "end"].contains(event) else {
+            return "liveactivity aps.event \(event.prefix(20)) is not start, update or end"
+        }
+        // "content-state": the ContentState as a JSON dictionary; needed to start and to update, optional to end
+        // (the final content).
+        if let state = aps["content-state"] {
+            guard state.objectValue != nil else { return "liveactivity aps.content-state is not a dictionary" }
+        } else if event != "end" {
+            return "liveactivity \(event) without aps.content-state"
+        }
+        // "attributes-type" and "attributes": the ActivityAttributes type's name and its static values, which only a
+        // push-to-start request carries, and must carry.
+        if event == "start" {
+            guard let type = aps["attributes-type"]?.stringValue, !type.isEmpty else {
+                return "liveactivity start without a string aps.attributes-type"
+            }
+            guard aps["attributes"]?.objectValue != nil else { return "liveactivity start without an aps.attributes dictionary" }
+            // "input-push-token": 1 on a start asks the system for the new activity's update token.
+            if let input = aps["input-push-token"], input != .number(1) { return "liveactivity aps.input-push-token is not 1" }
+        } else {
+            for key in ["attributes-type", "attributes", "input-push-token"] where aps[key] != nil {
+                return "liveactivity \(event) with aps.\(key), which only a start carries"
+            }
+        }
+        // "stale-date" and "dismissal-date": UNIX seconds; "relevance-score": a number.
+        for key in ["stale-date", "dismissal-date"] {
+            if let value = aps[key], !isUNIXSeconds(value) { return "liveactivity aps.\(key) is not a number of UNIX seconds" }
+        }
+        if let score = aps["relevance-score"] {
+            guard case .number(let number) = score, number.isFinite else { return "liveactivity aps.relevance-score is not a number" }
+        }
+        return nil
+    }
+
+    /// Whether a JSON value is a whole, non-negative number of seconds before the year 10000 (so a time in
+    /// milliseconds is refused).
+    static func isUNIXSeconds(_ value: JSONValue) -> Bool {
+        guard case .number(let seconds) = value else { return false }
+        return seconds.isFinite && seconds >= 0 && seconds.rounded() == seconds && seconds < 253_402_300_800
     }
 
     /// Counted but not kept (record capacity 0, for benchmarks).

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
+import Synchronization
 
 /// Commands sent down an emulator connection's pipeline as inbound user events.
 enum APNsEmulatorCommand: Sendable {
@@ -69,9 +70,16 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
         var streamID: HTTP2StreamID
     }
 
-    init(emulator: APNsEmulator, environment: APNsEmulatorEnvironment = .production, role: APNsListenerRole = .push) {
+    /// The client certificate verdict of this connection, when the emulator asks for client certificates.
+    private let certificate: APNsConnectionCertificate?
+
+    init(
+        emulator: APNsEmulator, environment: APNsEmulatorEnvironment = .production, certificate: APNsConnectionCertificate? = nil,
+        role: APNsListenerRole = .push
+    ) {
         self.emulator = emulator
         self.environment = environment
+        self.certificate = certificate
         self.role = role
     }
 
@@ -181,6 +189,8 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
         }
         let answer: APNsAnswer
         if role == .management {
+            // Broadcast channel management and broadcasts authenticate with provider tokens here (certificate-based
+            // authentication is checked on device pushes only).
             answer = emulator.broadcastRules.manage(
                 method: method, path: path, headers: stream.headers, body: stream.body, token: &token, environment: environment)
         } else if let path, path.hasPrefix("/4/broadcasts/") {
@@ -188,7 +198,8 @@ final class APNsServerConnectionHandler: ChannelInboundHandler {
                 method: method, path: path, headers: stream.headers, body: stream.body, token: &token, environment: environment)
         } else {
             answer = emulator.rules.answer(
-                method: method, path: path, headers: stream.headers, body: stream.body, token: &token, environment: environment)
+                method: method, path: path, headers: stream.headers, body: stream.body, token: &token, environment: environment,
+                certificate: certificate?.verdict.withLock { $0 } ?? .notPresented)
         }
         if answer.dropConnection {
             context.close(promise: nil)
