@@ -154,7 +154,8 @@ import Testing
             let read = try await client.execute(
                 uri: "/demo/liveactivities/channels/match:1", method: .get, headers: [.authorization: bearer, .accept: "application/json"])
             #expect(read.status == .ok)
-            #expect(String(buffer: read.body).contains(harness.emulator.channels().first?.id ?? "-"))
+            let json = try #require(try JSONValue(parsing: read.body.readableBytesView).objectValue)
+            #expect(json["channelId"]?.stringValue == harness.emulator.channels().first?.id)
             let create = try await client.execute(
                 uri: "/demo/liveactivities/channels", method: .post,
                 headers: [.authorization: bearer, .contentType: "application/json", .accept: "application/json"],

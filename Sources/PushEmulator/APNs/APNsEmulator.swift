@@ -319,11 +319,12 @@ public final class APNsEmulator: PlatformEmulator, Sendable {
         case ("GET", "/_emulator/broadcasts"):
             let encoder = JSONEncoder()
             encoder.dateEncodingStrategy = .iso8601
-            encoder.outputFormatting = [.sortedKeys]
+            // Channel ids are base64: written as they are sent, without escaping their slashes.
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             return (200, ByteBuffer(bytes: (try? encoder.encode(broadcasts)) ?? Data("[]".utf8)))
         case ("GET", "/_emulator/channels"):
             let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             return (200, ByteBuffer(bytes: (try? encoder.encode(channels())) ?? Data("[]".utf8)))
         case ("GET", "/_emulator/violations"):
             return (200, ByteBuffer(string: JSONValue.array(violations.map { .string($0) }).jsonString()))
