@@ -52,58 +52,25 @@ extension APNsAdapterFactory {
     /// The certificate of each served environment, in `served`'s order (`nil` when the endpoints were unusable; the
     /// certificates are still read and checked).
     static func certificates(from node: ConfigurationNode, served: [APNsEnvironment?]?, now: Date = Date()) -> [APNsClientCertificate]? {
-        let perEnvironment = node.child("certificates")
-        guard perEnvironment.isPresent else {
+        let mapping = node.child("certificates")
+        guard mapping.isPresent else {
             let entry = node.child("certificate")
             guard let certificate = certificate(at: entry, now: now) else { return nil }
             for environment in served ?? [] { warnAboutEnvironment(certificate, serving: environment, at: entry) }
             return Array(repeating: certificate, count: served?.count ?? 1)
         }
-        guard perEnvironment.isMapping else {
-            perEnvironment.report(
-                "certificates maps each environment to its certificate: certificates: {production: {file: …}, sandbox: {file: …}}")
-            return nil
-        }
-        if let served, served.contains(where: { $0 == nil }) {
-            perEnvironment.report(
-                "certificates gives a certificate per environment, but endpoint is a URL whose environment is unknown: write endpoint: production or sandbox, or endpoints: with both")
-            return nil
-        }
-        let servedEnvironments = served?.compactMap { $0 } ?? APNsEnvironment.allCases
-        var found: [APNsEnvironment: APNsClientCertificate] = [:]
-        var complete = true
-        for environment in APNsEnvironment.allCases {
-            let entry = perEnvironment.child(environment.rawValue)
-            let isServed = servedEnvironments.contains(environment)
-            guard entry.isPresent else {
-                if isServed {
-                    entry.report(
-                        "certificates has no entry for \(environment); add certificates.\(environment), or give one certificate for every environment")
-                    complete = false
-                }
-                continue
-            }
-            guard isServed else {
-                entry.report(
-                    "this adapter does not serve \(environment); remove certificates.\(environment), or serve both environments with endpoints")
-                complete = false
-                continue
-            }
-            if let certificate = certificate(at: entry, now: now) {
-                warnAboutEnvironment(certificate, serving: environment, at: entry)
-                found[environment] = certificate
-            } else {
-                complete = false
-            }
-        }
-        perEnvironment.rejectUnknownKeys()
-        guard complete, let served else { return nil }
-        var ordered: [APNsClientCertificate] = []
-        for environment in served {
-            guard let environment, let certificate = found[environment] else { return nil }
-            ordered.append(certificate)
-        }
-        return ordered
+        guard
+            let found = perEnvironment(
+                "certificates", in: node, item: "certificate",
+                shape: "certificates: {production: {file: …}, sandbox: {file: …}}", served: served,
+                missingEntry: { "add certificates.\($0), or give one certificate for every environment" },
+                read: { entry, environment -> APNsClientCertificate? in
+                    guard let certificate = certificate(at: entry, now: now) else { return nil }
+                    warnAboutEnvironment(certificate, serving: environment, at: entry)
+                    return certificate
+                })
+        else { return nil }
+        return inServedOrder(found, served: served)
     }
 
     /// One certificate: `{file: cert.p12, password: …}` or `{certificateFile: cert.pem, privateKeyFile: key.pem}`.

@@ -177,71 +177,39 @@ public enum APNsAdapterFactory: PlatformAdapterFactory {
     /// `keys: {production: {keyId, privateKey}, sandbox: {…}}` one each. `served` is `nil` when the endpoints were
     /// unusable (the keys are still checked).
     static func keys(from node: ConfigurationNode, served: [APNsEnvironment?]?) -> [SigningKey]? {
-        let perEnvironment = node.child("keys")
-        guard perEnvironment.isPresent else {
+        let mapping = node.child("keys")
+        guard mapping.isPresent else {
             guard let key = signingKey(in: node) else { return nil }
             return Array(repeating: key, count: served?.count ?? 1)
         }
         if node.child("keyId").isPresent || node.child("privateKey").isPresent {
-            perEnvironment.report(
+            mapping.report(
                 "give keyId and privateKey (one key for every environment) or keys (a key per environment), not both")
             return nil
         }
-        guard perEnvironment.isMapping else {
-            perEnvironment.report(
-                "keys maps each environment to its key: keys: {production: {keyId: …, privateKey: {file: …}}, sandbox: {…}}")
-            return nil
-        }
-        if let served, served.contains(where: { $0 == nil }) {
-            // A URL endpoint's environment is unknown, so a key per environment cannot be matched to it.
-            perEnvironment.report(
-                "keys gives a key per environment, but endpoint is a URL whose environment is unknown: write endpoint: production or sandbox, or endpoints: with both")
-            return nil
-        }
-        let servedEnvironments = served?.compactMap { $0 } ?? APNsEnvironment.allCases
-        var keys: [APNsEnvironment: SigningKey] = [:]
-        var complete = true
-        for environment in APNsEnvironment.allCases {
-            let entry = perEnvironment.child(environment.rawValue)
-            let isServed = servedEnvironments.contains(environment)
-            guard entry.isPresent else {
-                if isServed {
-                    entry.report(
-                        "keys has no entry for \(environment); add keys.\(environment) with keyId and privateKey, or give one keyId and privateKey for every environment")
-                    complete = false
-                }
-                continue
-            }
-            guard isServed else {
-                entry.report(
-                    "this adapter does not serve \(environment); remove keys.\(environment), or serve both environments with endpoints")
-                complete = false
-                continue
-            }
-            guard entry.isMapping else {
-                entry.report("keys.\(environment) is a mapping: {keyId: …, privateKey: {file: …}}")
-                complete = false
-                continue
-            }
-            let key = signingKey(in: entry)
-            entry.rejectUnknownKeys()
-            if let key { keys[environment] = key } else { complete = false }
-        }
-        perEnvironment.rejectUnknownKeys()
+        guard
+            let keys = perEnvironment(
+                "keys", in: node, item: "key", shape: "keys: {production: {keyId: …, privateKey: {file: …}}, sandbox: {…}}",
+                served: served,
+                missingEntry: { "add keys.\($0) with keyId and privateKey, or give one keyId and privateKey for every environment" },
+                read: { entry, environment -> SigningKey? in
+                    guard entry.isMapping else {
+                        entry.report("keys.\(environment) is a mapping: {keyId: …, privateKey: {file: …}}")
+                        return nil
+                    }
+                    let key = signingKey(in: entry)
+                    entry.rejectUnknownKeys()
+                    return key
+                })
+        else { return nil }
         if let production = keys[.production], let sandbox = keys[.sandbox], production.keyID == sandbox.keyID,
             production.privateKeyPEM != sandbox.privateKeyPEM
         {
-            perEnvironment.report(
+            mapping.report(
                 "keys.production and keys.sandbox both name key \(production.keyID) but hold different private keys; one key id is one key")
             return nil
         }
-        guard complete, let served else { return nil }
-        var ordered: [SigningKey] = []
-        for environment in served {
-            guard let environment, let key = keys[environment] else { return nil }
-            ordered.append(key)
-        }
-        return ordered
+        return inServedOrder(keys, served: served)
     }
 
     /// `keyId` and `privateKey` of `node`, checked (the key's contents never appear in a problem).
