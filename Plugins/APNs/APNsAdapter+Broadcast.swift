@@ -84,7 +84,7 @@ extension APNsAdapter {
             case .failure(let rejected): results[index] = rejected.result
             }
         }
-        let answers = await exchangeBroadcasts(batches, context: context)
+        let answers = await exchangeBroadcasts(batches, of: deliveries, context: context)
         let now = context.clock.now()
         var learned: [(key: UInt64, environment: APNsEnvironment)] = []
         var retries = [APNsRouteBatch](repeating: APNsRouteBatch(capacity: 0), count: routes.count)
@@ -105,7 +105,7 @@ extension APNsAdapter {
             }
         }
         if retries.contains(where: { !$0.indices.isEmpty }) {
-            let retried = await exchangeBroadcasts(retries, context: context)
+            let retried = await exchangeBroadcasts(retries, of: deliveries, context: context)
             for route in routes.indices {
                 for (position, index) in retries[route].indices.enumerated() {
                     let answer = retried[route][position]
@@ -120,11 +120,14 @@ extension APNsAdapter {
         return results.map { $0 ?? DeliveryResult(.unknownError) }
     }
 
-    private func exchangeBroadcasts(_ batches: [APNsRouteBatch], context: DeliveryContext) async -> [[APNsResponse]] {
+    /// Sends each environment's broadcasts as device pushes are sent: an expired provider token is minted again and
+    /// its requests retried once, and a traced batch records their spans.
+    private func exchangeBroadcasts(
+        _ batches: [APNsRouteBatch], of deliveries: [Delivery], context: DeliveryContext
+    ) async -> [[APNsResponse]] {
         var answers: [[APNsResponse]] = []
         for route in routes.indices {
-            let requests = batches[route].requests
-            answers.append(requests.isEmpty ? [] : await send(requests, via: routes[route].pool, context: context))
+            answers.append(await send(batches[route], of: deliveries, on: routes[route], context: context))
         }
         return answers
     }

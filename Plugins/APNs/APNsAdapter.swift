@@ -446,8 +446,8 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
 
     /// Sends to one environment; on `ExpiredProviderToken` mints its token once more and retries those requests.
     /// The requests, sent together on HTTP/2 streams, are recorded as spans from their common start when the batch
-    /// is traced (``PlatformTracing``).
-    private func send(
+    /// is traced (``PlatformTracing``). Device pushes and broadcasts both go this way.
+    func send(
         _ batch: APNsRouteBatch, of deliveries: [Delivery], on route: APNsRoute, context: DeliveryContext
     ) async -> [APNsResponse] {
         let requests = batch.requests

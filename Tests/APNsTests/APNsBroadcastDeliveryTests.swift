@@ -106,6 +106,25 @@ import Testing
         }
     }
 
+    @Test func anExpiredProviderTokenIsMintedAgainAndTheBroadcastRetriedOnce() async throws {
+        try await APNsBroadcastHarness.with { harness in
+            // The adapter's clock runs two minutes behind, so the token it mints after the emulator expired the first
+            // one is still in the past for the emulator.
+            let clock = ManualWallClock(Date() - 120)
+            var settings = harness.settings
+            settings.clock = clock
+            let adapter = try APNsAdapter(configuration: settings, logger: APNsBroadcastHarness.logger)
+            let channel = harness.emulator.createChannel(bundleID: APNsHarness.topic)
+            #expect(await adapter.deliver([APNsBroadcastHarness.delivery(channelID: channel.id)]) == [.success])
+            harness.emulator.expireProviderTokens(issuedAtOrBefore: clock.now())
+            clock.advance(by: 60)
+            #expect(await adapter.deliver([APNsBroadcastHarness.delivery(channelID: channel.id)]) == [.success])
+            await adapter.shutdown()
+            #expect(harness.emulator.broadcastCount == 2)
+            #expect(harness.emulator.violations.map { $0.prefix { $0 != ":" } } == ["ExpiredProviderToken"])
+        }
+    }
+
     @Test func aDeletedChannelIsAnExpiredChannel() async throws {
         try await APNsBroadcastHarness.with { harness in
             try await harness.withAdapter { adapter in
