@@ -8,11 +8,14 @@ import Testing
 @testable import NotificationHub
 
 /// A partition's lease is renewed while its fan-out runs longer than the lease, and a lease another worker took over
-/// stops the fan-out without recording its outcome.
+/// stops the fan-out without recording its outcome. A takeover is tested on a ``ManualWallClock`` given to the hub as
+/// its wall clock and its deadline clock, so the renewal that finds the lease gone is due when the test moves it.
 @Suite(.timeLimit(.minutes(2))) struct LeaseRenewalTests {
-    /// A worker with a lease of `leaseSeconds`, held deliveries, and the stores and database it uses, with one
-    /// notification for one device stored.
-    static func setUp(leaseSeconds: Double) async throws -> (Hub, SQLNotificationStore, GatedAdapter, String, any HubDatabase) {
+    /// A worker with a lease of `leaseSeconds` (on `clock`, else in real time), held deliveries, and the stores and database it uses, with
+    /// one notification for one device stored.
+    static func setUp(
+        leaseSeconds: Double, clock: ManualWallClock? = nil
+    ) async throws -> (Hub, SQLNotificationStore, GatedAdapter, String, any HubDatabase) {
         let store = try await InstallationStoreTests.makeStore()
         let notifications = SQLNotificationStore(database: store.database)
         _ = try await store.upsert(InstallationStoreTests.installation("a"))
@@ -20,7 +23,11 @@ import Testing
         delivery.leaseSeconds = leaseSeconds
         let adapter = GatedAdapter()
         adapter.hold()
-        let hub = try DurableDeliveryTests.hub(on: store, notifications, adapter: adapter, delivery: delivery)
+        let hub = Hub(
+            configuration: HubConfiguration(name: "demo", delivery: delivery, adapters: try AdapterSet([adapter])),
+            installations: store, notifications: notifications,
+            secureNotifications: SQLSecureNotificationStore(database: store.database), database: store.database,
+            clock: clock ?? SystemWallClock(), deadlineClock: clock, logger: Logger(label: "test"))
         let notification = Notification(format: DurableDeliveryTests.format, body: "x", audience: .all)
         _ = try await notifications.enqueue(notification, scheduledTime: nil, idempotencyKey: nil)
         return (hub, notifications, adapter, notification.id, store.database)
@@ -29,8 +36,8 @@ import Testing
     @Test(arguments: TestBackend.all)
     func aFanOutLongerThanItsLeaseKeepsIt(backend: TestBackend) async throws {
         try await backend.run {
-            // Renewed every two seconds, each renewal allowed four: a machine busy with the whole suite's start has
-            // the time it needs.
+            // In real time: renewed every two seconds, each renewal allowed four; a machine busy with the whole
+            // suite's start has the time it needs.
             let (hub, notifications, adapter, id, database) = try await Self.setUp(leaseSeconds: 8)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await hub.run() }
@@ -57,14 +64,18 @@ import Testing
     @Test(arguments: TestBackend.all)
     func aLeaseTakenOverStopsTheFanOut(backend: TestBackend) async throws {
         try await backend.run {
-            let (hub, notifications, adapter, id, _) = try await Self.setUp(leaseSeconds: 4)
+            let clock = ManualWallClock(Date())
+            let (hub, notifications, adapter, id, _) = try await Self.setUp(leaseSeconds: 4, clock: clock)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await hub.run() }
                 try await ClaimAtAcceptTests.waitUntil { adapter.waiting == 1 }
                 // Another worker takes the partition over, as if this one had stalled past its lease.
-                let taken = try await notifications.claim(owner: "another", leaseSeconds: 30, now: Date() + 60, partitions: 1, limit: 8)
+                let taken = try await notifications.claim(owner: "another", leaseSeconds: 30, now: clock.now() + 60, partitions: 1, limit: 8)
                 #expect(taken.count == 1)
-                // The next renewal finds the lease gone: the fan-out is cancelled.
+                // Nothing renews before the clock moves; the renewal then due finds the lease gone and cancels the
+                // fan-out.
+                #expect(adapter.cancelled == 0)
+                clock.advance(by: 1)
                 try await ClaimAtAcceptTests.waitUntil { adapter.cancelled > 0 }
                 #expect(adapter.cancelled == 1)
                 adapter.release()

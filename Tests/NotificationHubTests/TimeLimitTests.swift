@@ -132,4 +132,37 @@ import Testing
         #expect(log.values == ["past"])
         #expect(scheduler.scheduled == 1)
     }
+
+    @Test func onAManualClockDeadlinesRunOnlyAsTheClockMoves() async throws {
+        let clock = ManualWallClock()
+        let scheduler = DeadlineScheduler(clock: clock)
+        let log = Log()
+        scheduler.schedule(after: .seconds(5)) { log.add("five") }
+        scheduler.schedule(after: .seconds(2)) { log.add("two") }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(log.values.isEmpty)
+        clock.advance(by: 3)
+        try await ClaimAtAcceptTests.waitUntil { log.values.count == 1 }
+        #expect(log.values == ["two"])
+        clock.advance(by: 1.5)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(log.values == ["two"])
+        clock.advance(by: 0.5)
+        try await ClaimAtAcceptTests.waitUntil { log.values.count == 2 }
+        #expect(log.values == ["two", "five"])
+        #expect(scheduler.scheduled == 0)
+    }
+
+    @Test func aTimeLimitOnAManualClockEndsWhenTheClockPassesIt() async throws {
+        let clock = ManualWallClock()
+        let scheduler = DeadlineScheduler(clock: clock)
+        let call = Task {
+            try await withTimeLimit(.seconds(10), timeout: HubError(.storageFailure, "late"), scheduler: scheduler) {
+                try await Task.sleep(for: .seconds(3600))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        clock.advance(by: 10)
+        await #expect(throws: HubError.self) { try await call.value }
+    }
 }

@@ -285,7 +285,7 @@ public final class DeliveryWorker: Service, Sendable {
                 }
                 // A checkpoint that does not answer within half the lease stops the fan-out like a lost lease.
                 guard
-                    try await withTimeLimit(.seconds(leaseSeconds / 2), timeout: lost, {
+                    try await withTimeLimit(.seconds(leaseSeconds / 2), timeout: lost, scheduler: self.core.deadlines, {
                         try await store.recordCheckpoint(id: id, partition: partition, owner: owner, checkpoint)
                     })
                 else { throw lost }
@@ -295,8 +295,8 @@ public final class DeliveryWorker: Service, Sendable {
         }
         // A renewal that has not answered within half the lease stops the fan-out: three quarters of the lease after
         // the last renewal at most, before the lease could have run out and another node taken the partition over.
-        let renewal = LeaseRenewal(every: .seconds(leaseSeconds / 4)) {
-            let renewed = try await withTimeLimit(.seconds(leaseSeconds / 2), timeout: lost) {
+        let renewal = LeaseRenewal(every: .seconds(leaseSeconds / 4), scheduler: core.deadlines) {
+            let renewed = try await withTimeLimit(.seconds(leaseSeconds / 2), timeout: lost, scheduler: self.core.deadlines) {
                 try await store.renewLease(id: id, partition: partition, owner: owner, leaseSeconds: leaseSeconds, now: self.clock.now())
             }
             guard renewed else { throw lost }

@@ -3,7 +3,8 @@ import Synchronization
 /// Keeps a partition's lease while the partition is delivered: renews it a quarter of the lease after the last
 /// renewal, and reports the first renewal that fails.
 ///
-/// The waits are entries of ``DeadlineScheduler/shared``: a per-user send ends long before its first renewal is due,
+/// The waits are entries of a ``DeadlineScheduler`` (the hub's, ``DeadlineScheduler/shared`` unless a test gives
+/// the hub a clock of its own): a per-user send ends long before its first renewal is due,
 /// and then its renewal cost a lock to schedule and one to cancel, instead of a task and a timer.
 final class LeaseRenewal: Sendable {
     private struct State {
@@ -15,11 +16,17 @@ final class LeaseRenewal: Sendable {
 
     private let state = Mutex(State())
     private let interval: Duration
+    private let scheduler: DeadlineScheduler
     private let renew: @Sendable () async throws -> Void
 
-    /// Renews every `interval` with `renew`, which throws when the lease is lost or cannot be renewed in time.
-    init(every interval: Duration, renew: @escaping @Sendable () async throws -> Void) {
+    /// Renews every `interval` of `scheduler`'s clock with `renew`, which throws when the lease is lost or cannot be
+    /// renewed in time.
+    init(
+        every interval: Duration, scheduler: DeadlineScheduler = .shared,
+        renew: @escaping @Sendable () async throws -> Void
+    ) {
         self.interval = interval
+        self.scheduler = scheduler
         self.renew = renew
     }
 
@@ -36,19 +43,19 @@ final class LeaseRenewal: Sendable {
             defer { state.token = nil }
             return state.token
         }
-        if let token { DeadlineScheduler.shared.cancel(token) }
+        if let token { scheduler.cancel(token) }
     }
 
     /// The error of the renewal that failed, if one did.
     var failure: (any Error)? { state.withLock { $0.failure } }
 
     private func scheduleNext() {
-        let token = DeadlineScheduler.shared.schedule(after: interval) { Task { await self.renewNow() } }
+        let token = scheduler.schedule(after: interval) { Task { await self.renewNow() } }
         let stopped = state.withLock { state -> Bool in
             if !state.stopped { state.token = token }
             return state.stopped
         }
-        if stopped { DeadlineScheduler.shared.cancel(token) }
+        if stopped { scheduler.cancel(token) }
     }
 
     private func renewNow() async {

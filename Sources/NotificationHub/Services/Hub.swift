@@ -26,16 +26,19 @@ public final class Hub: Service, Sendable {
     public let worker: DeliveryWorker
     let core: HubCore
 
-    /// Creates a hub over given stores.
+    /// Creates a hub over given stores. `deadlineClock` times lease renewals and their time limits (the system's
+    /// continuous clock when `nil`); a test gives the ``ManualWallClock`` it gives as `clock`, so leases are held
+    /// and lost as that clock moves.
     public init(
         configuration: HubConfiguration, installations: any InstallationStore, notifications: any NotificationStore,
         secureNotifications: any SecureNotificationStore, database: (any HubDatabase)? = nil,
-        clock: any WallClock = SystemWallClock(), nodeName: String = HubNode.defaultName,
-        tracing: DeliveryTracing? = nil, logger: Logger
+        clock: any WallClock = SystemWallClock(), deadlineClock: (any MonotonicClock)? = nil,
+        nodeName: String = HubNode.defaultName, tracing: DeliveryTracing? = nil, logger: Logger
     ) {
         let core = HubCore(
             configuration: configuration, installationStore: installations, notificationStore: notifications,
-            secureNotificationStore: secureNotifications, database: database, clock: clock, nodeName: nodeName,
+            secureNotificationStore: secureNotifications, database: database, clock: clock,
+            deadlines: deadlineClock.map { DeadlineScheduler(clock: $0) } ?? .shared, nodeName: nodeName,
             tracing: tracing, logger: logger)
         self.core = core
         self.installations = InstallationService(core: core)

@@ -19,6 +19,9 @@ final class HubCore: Sendable {
     /// The hub's tracing, when `observability.tracing` is configured.
     let tracing: DeliveryTracing?
     let clock: any WallClock
+    /// The deadlines of lease renewals and their time limits: ``DeadlineScheduler/shared``, on the system's clock,
+    /// unless the hub was given a monotonic clock.
+    let deadlines: DeadlineScheduler
     let logger: Logger
     /// This node's name (``HubNode/name``).
     let nodeName: String
@@ -40,9 +43,10 @@ final class HubCore: Sendable {
     init(
         configuration: HubConfiguration, installationStore: any InstallationStore,
         notificationStore: any NotificationStore, secureNotificationStore: any SecureNotificationStore,
-        database: (any HubDatabase)?, clock: any WallClock, nodeName: String, tracing: DeliveryTracing? = nil,
-        logger: Logger
+        database: (any HubDatabase)?, clock: any WallClock, deadlines: DeadlineScheduler = .shared, nodeName: String,
+        tracing: DeliveryTracing? = nil, logger: Logger
     ) {
+        self.deadlines = deadlines
         self.tracing = tracing
         self.installationStore = installationStore
         self.notificationStore = notificationStore

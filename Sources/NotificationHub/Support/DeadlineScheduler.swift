@@ -1,3 +1,4 @@
+import AdapterKit
 import Synchronization
 
 /// Runs short actions at deadlines, with one sleeping task for all of them instead of a timer each.
@@ -35,8 +36,12 @@ final class DeadlineScheduler: Sendable {
     }
 
     private let state = Mutex(State())
+    private let clock: any MonotonicClock
 
-    init() {}
+    /// A scheduler whose deadlines are instants of `clock`.
+    init(clock: any MonotonicClock = SystemMonotonicClock()) {
+        self.clock = clock
+    }
 
     /// Runs `action` at `deadline` unless cancelled before.
     @discardableResult
@@ -64,7 +69,7 @@ final class DeadlineScheduler: Sendable {
     /// Runs `action` after `delay` unless cancelled before.
     @discardableResult
     func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> Token {
-        schedule(at: .now + delay, action)
+        schedule(at: clock.instant() + delay, action)
     }
 
     /// Cancels a scheduled action; an action already run is unaffected.
@@ -77,7 +82,7 @@ final class DeadlineScheduler: Sendable {
 
     private func run() async {
         while true {
-            let now = ContinuousClock.now
+            let now = clock.instant()
             let (due, next) = state.withLock { state -> ([Entry], ContinuousClock.Instant?) in
                 let due = state.entries.filter { $0.value.deadline <= now }
                 for id in due.keys { state.entries[id] = nil }
@@ -94,7 +99,7 @@ final class DeadlineScheduler: Sendable {
         let timer = instant.map { instant in
             Task {
                 do {
-                    try await Task.sleep(until: instant, clock: .continuous)
+                    try await self.clock.sleep(until: instant)
                     self.wake()
                 } catch {}
             }

@@ -8,7 +8,7 @@ import Synchronization
 /// cancellation: `body` is cancelled and left to end on its own, its result discarded. The deadline is one entry of
 /// ``DeadlineScheduler/shared``, not a timer of its own: most calls answer long before it.
 func withTimeLimit<T: Sendable>(
-    _ limit: Duration, timeout: @autoclosure @escaping @Sendable () -> HubError,
+    _ limit: Duration, timeout: @autoclosure @escaping @Sendable () -> HubError, scheduler: DeadlineScheduler = .shared,
     _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let outcome = FirstOutcome<T>()
@@ -22,10 +22,10 @@ func withTimeLimit<T: Sendable>(
                     outcome.finish(.failure(error))
                 }
             }
-            let timer = DeadlineScheduler.shared.schedule(after: limit) { outcome.finish(.failure(timeout())) }
+            let timer = scheduler.schedule(after: limit) { outcome.finish(.failure(timeout())) }
             outcome.onFinish {
                 work.cancel()
-                DeadlineScheduler.shared.cancel(timer)
+                scheduler.cancel(timer)
             }
         }
     } onCancel: {
