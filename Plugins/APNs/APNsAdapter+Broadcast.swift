@@ -169,11 +169,9 @@ extension APNsAdapter {
         let headers = delivery.headers
         let priority: String?
         let expiration: String?
-        do throws(HubError) {
-            priority = try APNsSendOptions.priority(in: headers, checkingValues: false)
-            expiration = try APNsSendOptions.expiration(in: headers, checkingValues: false)
-        } catch {
-            return .failure(Rejected(result: DeliveryResult(.invalidNotificationFormat, reason: error.message)))
+        switch Self.deliveryOptions(headers) {
+        case .success(let options): (priority, expiration) = options
+        case .failure(let rejected): return .failure(rejected)
         }
         guard let bundleID = broadcastBundleID(headers["apns-topic"]) else {
             return .failure(Rejected(result: DeliveryResult(.invalidNotificationFormat, reason: "TopicDisallowed")))

@@ -514,6 +514,18 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         var result: DeliveryResult
     }
 
+    /// A delivery's `apns-priority` and `apns-expiration` (from the send's headers or the .NET SDK's), read without
+    /// checking values the send was accepted with; a delivery whose headers cannot be read is an invalid format.
+    static func deliveryOptions(_ headers: NotificationHeaders) -> Result<(priority: String?, expiration: String?), Rejected> {
+        do throws(HubError) {
+            return .success(
+                (try APNsSendOptions.priority(in: headers, checkingValues: false),
+                 try APNsSendOptions.expiration(in: headers, checkingValues: false)))
+        } catch {
+            return .failure(Rejected(result: DeliveryResult(.invalidNotificationFormat, reason: error.message)))
+        }
+    }
+
     /// Builds the HTTP/2 request for one delivery, or the outcome when it cannot be sent; `authority` is the
     /// environment's (the first one's by default); `authorization` is `nil` over certificate-authenticated
     /// connections (no header).
@@ -529,11 +541,9 @@ public final class APNsAdapter: PlatformAdapter, Sendable {
         let headers = delivery.headers
         let priority: String?
         let expiration: String?
-        do throws(HubError) {
-            priority = try APNsSendOptions.priority(in: headers, checkingValues: false)
-            expiration = try APNsSendOptions.expiration(in: headers, checkingValues: false)
-        } catch {
-            return .failure(Rejected(result: DeliveryResult(.invalidNotificationFormat, reason: error.message)))
+        switch Self.deliveryOptions(headers) {
+        case .success(let options): (priority, expiration) = options
+        case .failure(let rejected): return .failure(rejected)
         }
         // A Live Activity token takes Live Activity pushes only, whatever the headers say.
         let pushType =

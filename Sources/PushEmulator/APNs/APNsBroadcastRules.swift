@@ -163,17 +163,26 @@ final class APNsBroadcastRules: Sendable {
         guard let method, allowed.contains(method) else {
             return rules.violation(.error(405, "MethodNotAllowed"), "method \(method ?? "-") on \(parts[4])")
         }
+        return admitted(headers, token: &token, environment: environment) { _, _ in
+            manageChannel(
+                method: method, listing: listing, bundleID: bundleID, headers: headers, body: body, environment: environment)
+        }
+    }
+
+    /// Answers a request whose provider token and `apns-request-id` pass with `handle` (given the time and the
+    /// request id), the answer carrying that id; otherwise the refusal.
+    private func admitted(
+        _ headers: HPACKHeaders, token: inout APNsConnectionTokenState, environment: APNsEmulatorEnvironment,
+        _ handle: (_ now: Date, _ requestID: String) -> APNsAnswer
+    ) -> APNsAnswer {
         let now = configuration.clock.now()
         if case .refused(let refusal) = rules.authenticate(headers, token: &token, environment: environment, now: now) {
             return refusal
         }
-        let requestID: String
-        switch Self.requestID(headers) {
-        case .success(let id): requestID = id
-        case .failure: return rules.violation(.error(400, "BadMessageId"), "apns-request-id is not a UUID")
+        guard case .success(let requestID) = Self.requestID(headers) else {
+            return rules.violation(.error(400, "BadMessageId"), "apns-request-id is not a UUID")
         }
-        var answer = manageChannel(
-            method: method, listing: listing, bundleID: bundleID, headers: headers, body: body, environment: environment)
+        var answer = handle(now, requestID)
         answer.headers.insert((name: "apns-request-id", value: requestID), at: 0)
         return answer
     }
@@ -280,19 +289,10 @@ final class APNsBroadcastRules: Sendable {
         guard path.hasPrefix("/4/broadcasts/apps/"), !bundleID.isEmpty, !bundleID.contains("/") else {
             return rules.violation(.error(404, "BadPath"), "broadcast path \(path)")
         }
-        let now = configuration.clock.now()
-        if case .refused(let refusal) = rules.authenticate(headers, token: &token, environment: environment, now: now) {
-            return refusal
+        return admitted(headers, token: &token, environment: environment) { now, requestID in
+            checkBroadcast(
+                bundleID: bundleID, headers: headers, body: body, requestID: requestID, now: now, environment: environment)
         }
-        let requestID: String
-        switch Self.requestID(headers) {
-        case .success(let id): requestID = id
-        case .failure: return rules.violation(.error(400, "BadMessageId"), "apns-request-id is not a UUID")
-        }
-        var answer = checkBroadcast(
-            bundleID: bundleID, headers: headers, body: body, requestID: requestID, now: now, environment: environment)
-        answer.headers.insert((name: "apns-request-id", value: requestID), at: 0)
-        return answer
     }
 
     private func checkBroadcast(
