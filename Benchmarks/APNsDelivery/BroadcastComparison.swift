@@ -38,7 +38,7 @@ func runBroadcastComparison(
         try await store.upsert(
             contentsOf: (chunk..<min(chunk + 5000, devices)).map {
                 Installation(
-                    installationID: "a\($0)", platform: .apns,
+                    installationID: "a\($0)", platform: .apnsActivity,
                     pushChannel: .handle(String(format: "%016x", $0) + String(repeating: "cd", count: 24)), tags: ["tokens"])
             })
     }
@@ -63,7 +63,7 @@ func runBroadcastComparison(
         let perTokenStarted = ContinuousClock.now
         let perToken = try await dispatcher.dispatch(
             Notification(
-                format: .apple, body: update, headers: ["apns-push-type": "liveactivity", "apns-priority": "5"],
+                format: .liveActivity, body: update, headers: ["apns-priority": "5"],
                 audience: .tags(try TagExpression(parsing: "tokens"))))
         let perTokenSeconds = seconds(since: perTokenStarted)
         let perTokenRequests = emulator.requestCount(in: .production) - requestsBefore

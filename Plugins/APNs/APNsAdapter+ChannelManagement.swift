@@ -88,7 +88,7 @@ extension APNsAdapter: BroadcastChannelManaging {
         guard let route = managed.first(where: { Self.channelEnvironment(of: $0) == environment }) else {
             throw BroadcastChannelError(
                 .unknownEnvironment,
-                "this hub manages channels in \(managed.map(Self.channelEnvironment).joined(separator: " and ")) only, not '\(environment)'")
+                "this hub manages channels in \(managed.map(Self.channelEnvironment).joined(separator: " and ")) only, not '\(environment.prefix(40))'")
         }
         return route
     }
