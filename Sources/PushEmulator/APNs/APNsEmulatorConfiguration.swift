@@ -148,8 +148,7 @@ public enum APNsEmulatorFactory: PlatformEmulatorFactory {
         let port = configuration.integer("port", default: 4443, in: 0...65535)
         let teamID = configuration.string("teamId", default: "TEAM123456")
         let keyID = configuration.string("keyId", default: "KEY1234567")
-        var topics = configuration.strings("topics")
-        if topics.isEmpty { topics = ["com.example.app"] }
+        let topics = Self.topics(configuration)
         let initial = configuration.integer("initialConcurrentStreams", default: 1, in: 1...100_000)
         let maximum = configuration.integer("maximumConcurrentStreams", default: 1000, in: 1...100_000)
         let maximumAge = configuration.seconds("tokenMaximumAgeSeconds", default: 3600, in: 1...86400)
@@ -228,11 +227,15 @@ public enum APNsEmulatorFactory: PlatformEmulatorFactory {
             files[path] = Data(P256.Signing.PrivateKey().pemRepresentation.utf8)
         }
         if configuration.child("clientCertificates").isPresent {
-            var topics = configuration.strings("topics")
-            if topics.isEmpty { topics = ["com.example.app"] }
-            files.merge(pendingClientCertificateFiles(directory: directory, bundleID: topics[0])) { first, _ in first }
+            files.merge(pendingClientCertificateFiles(directory: directory, bundleID: Self.topics(configuration)[0])) { first, _ in first }
         }
         return files
+    }
+
+    /// The bundle ids of `topics:`, never empty: `com.example.app` when none is given.
+    static func topics(_ configuration: ConfigurationNode) -> [String] {
+        let topics = configuration.strings("topics")
+        return topics.isEmpty ? ["com.example.app"] : topics
     }
 
     /// Reads `<directory>/<fileName>` (the main key's `apns-auth-key.p8` by default), or generates a P-256 key and
