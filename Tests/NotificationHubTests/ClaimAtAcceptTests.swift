@@ -224,7 +224,7 @@ import Testing
                     let record = try await DurableDeliveryTests.finalRecord(id, in: notifications, within: .seconds(60))
                     #expect(record?.state == .completed)
                 }
-                // Only the periodic claim (one a second) runs: a finished send does not wake the claim loop when
+                // At most the idle worker's periodic claim runs: a finished send does not wake the claim loop when
                 // nothing is queued.
                 let claims = hub.worker.claimsMade.load(ordering: .relaxed) - before
                 let seconds = Int((ContinuousClock.now - started).components.seconds)

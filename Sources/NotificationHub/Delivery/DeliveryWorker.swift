@@ -71,7 +71,10 @@ public final class DeliveryWorker: Service, Sendable {
                     }
                 }
                 var failures = 0
+                // Whether the last claim found nothing due.
+                var idle = false
                 while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                    idle = false
                     // Claim as many due notifications as there is room for, a batch per transaction. The delivery
                     // settings are read at every claim, so a reload applies to the next claimed notification.
                     // While busy, a claim waits until a quarter of the slots are free: under a stream of small
@@ -116,7 +119,10 @@ public final class DeliveryWorker: Service, Sendable {
                                 metadata: ["error": "\(error)"])
                             claims = []
                         }
-                        if claims.isEmpty { break }
+                        if claims.isEmpty {
+                            idle = failures == 0
+                            break
+                        }
                         for claim in claims {
                             guard case .work(let claimed) = claim else {
                                 if case .ended(let id, let reason) = claim { recordEnded(id: id, reason: reason, kind: "unreadable") }
@@ -131,6 +137,8 @@ public final class DeliveryWorker: Service, Sendable {
                     if failures > 0 {
                         // Retried with a growing pause (up to 5 s) while the database does not answer.
                         await work.wait(upTo: .milliseconds(min(5000, 250 << min(failures - 1, 5))))
+                    } else if idle {
+                        await waitForDueWork()
                     } else {
                         await waitForWork()
                     }
@@ -246,6 +254,34 @@ public final class DeliveryWorker: Service, Sendable {
     /// (a scheduled time reached, a lease that ran out on a node that died), one second.
     private func waitForWork() async {
         await work.wait(upTo: .seconds(1))
+    }
+
+    /// Waits, with nothing due, for a wake-up or for the next time the store says work could be due without an
+    /// announcement (``NotificationStore/nextDue(now:)``): a scheduled time, a lease running out. An idle hub claims
+    /// again only then, or after ``idleClaimSeconds(announced:)`` at most, so that many idle hubs cost next to nothing.
+    private func waitForDueWork() async {
+        let store = notificationStore
+        let longest = Self.idleClaimSeconds(announced: store.announcesAllWork)
+        var wait = longest
+        do {
+            let now = clock.now()
+            if let due = try await withTimeLimit(
+                .seconds(5), timeout: HubError(.storageFailure, "the next due time was not read in time"),
+                { try await store.nextDue(now: now) })
+            {
+                wait = min(longest, max(0.01, due.timeIntervalSince(now)))
+            }
+        } catch {
+            wait = 1
+        }
+        await work.wait(upTo: .seconds(wait), scheduler: core.dueDeadlines)
+    }
+
+    /// The longest an idle worker waits before it claims again: a minute where every new piece of work is announced
+    /// to it for sure (one process), else ``HubNode/livenessSeconds`` (an announcement lost with a connection is
+    /// found by then).
+    static func idleClaimSeconds(announced: Bool) -> Double {
+        announced ? 60 : HubNode.livenessSeconds
     }
 
     /// How long a claim or a completion may wait for the database before it counts as failed: half the lease, at

@@ -22,6 +22,9 @@ final class HubCore: Sendable {
     /// The deadlines of lease renewals and their time limits: ``DeadlineScheduler/shared``, on the system's clock,
     /// unless the hub was given a monotonic clock.
     let deadlines: DeadlineScheduler
+    /// The deadlines an idle worker waits for, times of the wall clock (``NotificationStore/nextDue(now:)``): on the
+    /// wall clock itself when it can wait for its own time (a test's ``ManualWallClock``), else on the system's.
+    let dueDeadlines: DeadlineScheduler
     let logger: Logger
     /// This node's name (``HubNode/name``).
     let nodeName: String
@@ -47,6 +50,7 @@ final class HubCore: Sendable {
         tracing: DeliveryTracing? = nil, logger: Logger
     ) {
         self.deadlines = deadlines
+        dueDeadlines = (clock as? any MonotonicClock).map { DeadlineScheduler(clock: $0) } ?? .shared
         self.tracing = tracing
         self.installationStore = installationStore
         self.notificationStore = notificationStore

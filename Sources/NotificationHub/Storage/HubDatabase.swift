@@ -218,9 +218,16 @@ public protocol HubDatabase: Sendable {
     /// the task is cancelled or the connection is lost (which throws). Returns at once on a database that only one
     /// process uses.
     func listenForWork(_ wake: @escaping @Sendable (_ sender: String) -> Void) async throws
+
+    /// The hub's nodes, kept in this process, for a database that only this process opens (its nodes are all
+    /// here: a heartbeat needs no write); `nil` for a database several processes share, whose nodes are recorded in
+    /// it (``SharedNodeRegistry``).
+    var processNodes: ProcessNodeRegistry? { get }
 }
 
 extension HubDatabase {
+    public var processNodes: ProcessNodeRegistry? { nil }
+
     public func addressPage(tag: String, after: Int64, platforms: [String], limit: Int) async throws -> [SQLRow]? {
         nil
     }

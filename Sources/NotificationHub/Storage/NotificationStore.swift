@@ -96,6 +96,17 @@ public protocol NotificationStore: Sendable {
     /// the announcing node's id (empty when any node may have announced it), until the task is cancelled; throws
     /// when the database connection is lost. See ``HubDatabase/listenForWork(_:)``.
     func listenForWork(_ wake: @escaping @Sendable (_ sender: String) -> Void) async throws
+
+    /// Whether every node working on the store runs in this process, so that all new work is announced to its
+    /// listeners for sure (``HubDatabase/notifyWork(from:on:)`` cannot fail to reach them). Where it is not, a
+    /// listener may miss an announcement (a lost connection), and an idle worker claims again sooner.
+    var announcesAllWork: Bool { get }
+
+    /// The earliest time at which a claim could find work that nobody announces: a scheduled notification's time, or
+    /// a lease running out (a worker that died holding it). A second from `now` when open partitions wait (held back for other
+    /// nodes' fair share, which can change without an announcement when a node stops); `nil` when nothing is
+    /// scheduled or leased. Reads only.
+    func nextDue(now: Date) async throws -> Date?
 }
 
 /// What a worker asks of ``NotificationStore/claim(_:)``.

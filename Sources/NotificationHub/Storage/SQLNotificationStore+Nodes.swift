@@ -1,55 +1,40 @@
 import Foundation
 
-/// The node registry: heartbeats, the live nodes with the partitions each holds, leaving, and listening for work.
+/// The store's node registry (``NodeRegistry``), listening for work, and when an idle worker should look again.
 extension SQLNotificationStore {
     public func heartbeat(_ node: HubNode, now: Date) async throws -> [HubNode] {
-        let time = now.timeIntervalSince1970
-        return try await database.upkeepTransaction { connection in
-            _ = try await connection.query(
-                """
-                INSERT INTO hub_nodes (id, name, started_time, heartbeat_time, delivered) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT(id) DO UPDATE SET heartbeat_time = excluded.heartbeat_time, delivered = excluded.delivered
-                """,
-                [
-                    .text(node.id), .text(node.name), .float(node.startedTime.timeIntervalSince1970), .float(time),
-                    .integer(node.delivered),
-                ])
-            _ = try await connection.query("DELETE FROM hub_nodes WHERE heartbeat_time < ?", [.float(time - 3600)])
-            return try await Self.nodes(now: now, on: connection)
-        }
+        try await nodeRegistry.heartbeat(node, now: now)
     }
 
     public func nodes(now: Date) async throws -> [HubNode] {
-        try await database.upkeepTransaction { connection in try await Self.nodes(now: now, on: connection) }
+        try await nodeRegistry.nodes(now: now)
     }
 
-    static func nodes(now: Date, on connection: any SQLExecutor) async throws -> [HubNode] {
-        let rows = try await connection.query(
-            """
-            SELECT n.id, n.name, n.started_time, n.heartbeat_time, n.delivered,
-                (SELECT COUNT(*) FROM notification_partitions p
-                 WHERE p.state = 'Processing' AND p.lease_owner = n.id AND p.lease_expires >= ?) AS partitions
-            FROM hub_nodes n WHERE n.heartbeat_time >= ? ORDER BY n.name, n.id
-            """,
-            [.float(now.timeIntervalSince1970), .float(now.timeIntervalSince1970 - HubNode.livenessSeconds)])
-        return rows.map { row in
-            HubNode(
-                id: row.string("id") ?? "", name: row.string("name") ?? "",
-                startedTime: Date(timeIntervalSince1970: row.double("started_time") ?? 0),
-                heartbeatTime: Date(timeIntervalSince1970: row.double("heartbeat_time") ?? 0),
-                delivered: row.int("delivered") ?? 0, partitions: row.int("partitions") ?? 0)
-        }
+    public func leave(nodeID: String) async throws {
+        try await nodeRegistry.leave(nodeID: nodeID)
     }
 
     public func listenForWork(_ wake: @escaping @Sendable (_ sender: String) -> Void) async throws {
         try await database.listenForWork(wake)
     }
 
-    public func leave(nodeID: String) async throws {
-        try await database.upkeepTransaction { connection in
-            _ = try await connection.query("DELETE FROM hub_nodes WHERE id = ?", [.text(nodeID)])
-            // The others' fair share grows: partitions still open are theirs to take.
-            try await self.database.notifyWork(from: nodeID, on: connection)
-        }
+    public var announcesAllWork: Bool { database.processNodes != nil }
+
+    public func nextDue(now: Date) async throws -> Date? {
+        let time = now.timeIntervalSince1970
+        // Open partitions (a split's share held back for other nodes, or handed back): look again soon. Otherwise the
+        // first scheduled time and the first lease to run out; each is the first entry of an index range.
+        let rows = try await database.read(
+            """
+            SELECT
+                (SELECT MIN(scheduled_time) FROM notifications WHERE state = 'Scheduled') AS scheduled,
+                (SELECT MIN(lease_expires) FROM notification_partitions WHERE state = 'Processing') AS lease,
+                (SELECT COUNT(*) FROM (
+                    SELECT 1 FROM notification_partitions WHERE state = 'Pending' LIMIT 1) AS open) AS open
+            """, [])
+        guard let row = rows.first else { return nil }
+        if (row.int("open") ?? 0) > 0 { return now + 1 }
+        let times = [row.double("scheduled"), row.double("lease").map { $0 + 0.001 }].compactMap { $0 }
+        return times.min().map { Date(timeIntervalSince1970: max($0, time)) }
     }
 }

@@ -5,6 +5,9 @@ import NIOCore
 public final class SQLNotificationStore: NotificationStore {
     /// The database the store writes to.
     public let database: any HubDatabase
+    /// Where the hub's nodes record their heartbeats: in this process for a database only it opens, else in the
+    /// database.
+    let nodeRegistry: any NodeRegistry
 
     /// Concurrent enqueues share one transaction.
     private let enqueues: WriteCombiner<Enqueue, Enqueued>
@@ -16,6 +19,8 @@ public final class SQLNotificationStore: NotificationStore {
     /// Creates a store on a database opened with ``SQLiteHubDatabase/hubSchema``.
     public init(database: any HubDatabase) {
         self.database = database
+        nodeRegistry = database.processNodes.map { LocalNodeRegistry(registry: $0, database: database) }
+            ?? SharedNodeRegistry(database: database)
         enqueues = WriteCombiner { batch in
             // On PostgreSQL, sends all to be leased at once are judged and stored with one statement; another batch
             // without idempotency keys is planned before any transaction (planning then only reads) and stored in one.
@@ -63,10 +68,7 @@ public final class SQLNotificationStore: NotificationStore {
 
     public func claim(_ request: ClaimRequest) async throws -> [Claim] {
         try await database.transaction { connection in
-            let time = request.now.timeIntervalSince1970
-            let live = try await connection.query(
-                "SELECT COUNT(*) AS n FROM hub_nodes WHERE heartbeat_time >= ?", [.float(time - HubNode.livenessSeconds)])
-            let nodes = max(1, live.first?.int("n") ?? 1)
+            let nodes = try await self.nodeRegistry.liveCount(now: request.now, on: connection)
             // With several nodes, a transaction takes a node's share of a full batch: the others' claims, running at
             // the same time, find the rest of a burst of small notifications instead of rows this one locked.
             let limit = (request.limit + nodes - 1) / nodes

@@ -33,6 +33,8 @@ public final class SQLiteHubDatabase: HubDatabase {
     let writeLock = AsyncSerialLock()
     let logger: Logger
     public let condition = StoreCondition()
+    /// Only this process opens the file: its nodes are kept here.
+    public let processNodes: ProcessNodeRegistry? = ProcessNodeRegistry()
     /// The workers of this process listening for work (several hubs' workers may share one database in tests).
     private let listeners = Mutex<[UInt64: @Sendable (String) -> Void]>([:])
     private let nextListener = Atomic<UInt64>(0)
