@@ -106,7 +106,7 @@ public final class HTTP1ConnectionPool: Sendable {
         self.settings = settings
         var tls = settings.tls
         tls.applicationProtocols = ["http/1.1"]
-        self.sslContext = Result { try NIOSSLContext(configuration: tls) }
+        self.sslContext = Result { try SharedTLSContexts.context(for: tls) }
         let group = group ?? PlatformEventLoops.shared
         self.group = group
         self.loops = Array(group.makeIterator())

@@ -120,7 +120,7 @@ public final class HTTP2ConnectionPool: Sendable {
             tls.certificateChain = client.chain.map { .certificate($0) }
             tls.privateKey = .privateKey(client.privateKey)
         }
-        self.sslContext = try NIOSSLContext(configuration: tls)
+        self.sslContext = try SharedTLSContexts.context(for: tls)
         self.slots = Mutex(Array(repeating: .empty, count: max(1, settings.connections)))
     }
 

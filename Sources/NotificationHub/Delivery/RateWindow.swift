@@ -1,7 +1,8 @@
 /// Counts per second over a sliding window of the most recent seconds, by key: a ring of one slot per second.
 ///
 /// Adding to a second reuses the slot that held the same second one window earlier, so memory stays bounded by the
-/// window and the number of keys seen in it. Counts for a second older than the window are ignored.
+/// window and the number of keys seen in it. Counts for a second older than the window are ignored. The ring is
+/// allocated by the first count: a hub that never delivers (one of many on a node) keeps none.
 ///
 /// ```swift
 /// var window = RateWindow<String>(seconds: 3600)
@@ -11,18 +12,16 @@
 public struct RateWindow<Key: Hashable & Sendable>: Sendable {
     /// How many seconds the window keeps.
     public let capacity: Int
-    /// The second each slot holds, or `nil` for a slot never used.
-    private var slotSeconds: [Int64?]
-    /// Each slot's counts.
-    private var slotCounts: [[Key: Int]]
+    /// The second each slot holds, or `nil` for a slot never used; empty until the first count.
+    private var slotSeconds: [Int64?] = []
+    /// Each slot's counts; empty until the first count.
+    private var slotCounts: [[Key: Int]] = []
     /// The latest second added to.
     public private(set) var latest: Int64?
 
     /// Creates an empty window of `seconds` seconds (at least 1).
     public init(seconds: Int) {
         capacity = max(1, seconds)
-        slotSeconds = Array(repeating: nil, count: capacity)
-        slotCounts = Array(repeating: [:], count: capacity)
     }
 
     private func slot(of second: Int64) -> Int {
@@ -34,6 +33,10 @@ public struct RateWindow<Key: Hashable & Sendable>: Sendable {
     public mutating func add(_ count: Int, to key: Key, at second: Int64) {
         guard count != 0 else { return }
         if let latest, second <= latest - Int64(capacity) { return }
+        if slotSeconds.isEmpty {
+            slotSeconds = Array(repeating: nil, count: capacity)
+            slotCounts = Array(repeating: [:], count: capacity)
+        }
         let index = slot(of: second)
         if slotSeconds[index] != second {
             slotSeconds[index] = second
@@ -45,6 +48,7 @@ public struct RateWindow<Key: Hashable & Sendable>: Sendable {
 
     /// The counts of one second, or empty when the window does not hold it.
     public func counts(at second: Int64) -> [Key: Int] {
+        guard !slotSeconds.isEmpty else { return [:] }
         let index = slot(of: second)
         return slotSeconds[index] == second ? slotCounts[index] : [:]
     }
@@ -58,6 +62,7 @@ public struct RateWindow<Key: Hashable & Sendable>: Sendable {
         let buckets = (seconds + step - 1) / step
         let first = end - Int64(buckets * step) + 1
         var result: [Key: [Int]] = [:]
+        guard !slotSeconds.isEmpty else { return result }
         for offset in 0..<(buckets * step) {
             let second = first + Int64(offset)
             let index = slot(of: second)
