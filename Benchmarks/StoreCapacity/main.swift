@@ -188,18 +188,18 @@ func costed(_ name: String, workers: Int, unit: String, _ work: () async throws 
     guard let serverCost, let before, count > 0 else { return }
     let spent = try await serverCost.sample().spent(since: before)
     let operations = Double(count)
-    guard let cpu = spent.cpuSeconds, cpu > 0 else {
-        say("  \(name).\(workers).serverCPU: the server's processes are not visible here")
-        return
-    }
-    figure("\(name).\(workers).serverCPU", 1e6 * cpu / operations, "µs per \(unit)", decimals: 1)
-    figure("\(name).\(workers).serverCores", cpu / elapsed, "cores", decimals: 2)
     if let statements = spent.statements {
         figure("\(name).\(workers).statements", Double(statements) / operations, "statements per \(unit)", decimals: 2)
     } else {
         say("  \(name).\(workers).statements: pg_stat_statements is not loaded (shared_preload_libraries)")
     }
     figure("\(name).\(workers).commits", Double(spent.commits) / operations, "commits per \(unit)", decimals: 2)
+    guard let cpu = spent.cpuSeconds, cpu > 0 else {
+        say("  \(name).\(workers).serverCPU: the server's processes are not visible here")
+        return
+    }
+    figure("\(name).\(workers).serverCPU", 1e6 * cpu / operations, "µs per \(unit)", decimals: 1)
+    figure("\(name).\(workers).serverCores", cpu / elapsed, "cores", decimals: 2)
     figure("\(name).\(workers).perCore", operations / cpu, "\(unit)s/s per server core")
     if workers >= perCore[name]?.workers ?? 0 { perCore[name] = (workers, operations / cpu) }
 }
