@@ -379,7 +379,7 @@ let package = Package(
         .executableTarget(
             name: "HubBench",
             dependencies: [
-                "APNs", "PushEmulator", "NotificationHub", "HubServer",
+                "APNs", "PushEmulator", "NotificationHub", "HubServer", "BenchmarkSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -400,8 +400,14 @@ let package = Package(
         ),
         .executableTarget(
             name: "StoreCapacity",
-            dependencies: ["NotificationHub", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BenchmarkSupport", "NotificationHub", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/StoreCapacity",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "BenchmarkSupport",
+            dependencies: ["NotificationHub", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/BenchmarkSupport",
             swiftSettings: swiftSettings
         ),
         .executableTarget(

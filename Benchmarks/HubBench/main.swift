@@ -18,6 +18,7 @@
 
 import APNs
 import AsyncHTTPClient
+import BenchmarkSupport
 import Crypto
 import Foundation
 import HubServer
@@ -818,7 +819,7 @@ do {
                 let users = min(size, 3000)
                 counts = options.postgres == nil ? [] : try await delivered(by: nodes)
                 // On PostgreSQL, what the server spent per send: its processes' CPU, statements and commits.
-                let server = options.postgres == nil ? nil : try await PostgresServerCost.open(storage: store.configuration)
+                let server = options.postgres == nil ? nil : try await PostgresServerCost.open(storage: store.configuration, logger: logger)
                 let serverBefore = try await server?.sample()
                 let perUser = try await perUserSaturation(port: hub.port, users: users, prefix: scenario)
                 if let server, let serverBefore {

@@ -1,24 +1,49 @@
 import Foundation
+import Logging
 import NotificationHub
 
-/// What a PostgreSQL server spent on a stretch of the benchmark: the CPU of all its processes (read from `/proc`, so
+/// What a PostgreSQL server spent on a stretch of a benchmark: the CPU of all its processes (read from `/proc`, so
 /// only for a server on this machine), the statements it ran (`pg_stat_statements`, when the server preloads it, as
 /// `Scripts/test-postgres.sh` does) and the transactions it committed (`pg_stat_database`).
-struct PostgresServerCost {
+///
+/// Take a ``sample()`` before and after the stretch; ``Sample/spent(since:)`` is the difference.
+public struct PostgresServerCost: Sendable {
     /// A reading of the server's counters.
-    struct Sample {
-        var cpuSeconds: Double?
-        var statements: Int?
-        var commits: Int
+    public struct Sample: Sendable {
+        /// User and system CPU seconds of the postmaster and its children; `nil` when they are not visible here.
+        public var cpuSeconds: Double?
+        /// Statements run (`pg_stat_statements` calls); `nil` without the extension.
+        public var statements: Int?
+        /// Transactions committed in the database.
+        public var commits: Int
+
+        /// What the server spent between `before` and this sample.
+        public func spent(since before: Sample) -> Spent {
+            Spent(
+                cpuSeconds: cpuSeconds.flatMap { end in before.cpuSeconds.map { end - $0 } },
+                statements: statements.flatMap { end in before.statements.map { end - $0 } },
+                commits: commits - before.commits)
+        }
+    }
+
+    /// What the server spent over a stretch: differences of two ``Sample``s.
+    public struct Spent: Sendable {
+        /// CPU seconds of all the server's processes; `nil` when they are not visible here.
+        public var cpuSeconds: Double?
+        /// Statements run; `nil` without `pg_stat_statements`.
+        public var statements: Int?
+        /// Transactions committed.
+        public var commits: Int
     }
 
     let database: any HubDatabase
     /// The postmaster's process id, when the server runs on this machine.
-    let postmaster: pid_t?
-    let hasStatementStatistics: Bool
+    public let postmaster: pid_t?
+    /// Whether `pg_stat_statements` can be read.
+    public let hasStatementStatistics: Bool
 
     /// Connects with `storage` (a schema the benchmark already created).
-    static func open(storage: StorageConfiguration) async throws -> PostgresServerCost {
+    public static func open(storage: StorageConfiguration, logger: Logger) async throws -> PostgresServerCost {
         let database = try await HubDatabases.open(storage: storage, logger: logger)
         // A backend's parent is the postmaster; every server process is the postmaster or one of its children.
         var postmaster: pid_t?
@@ -49,7 +74,7 @@ struct PostgresServerCost {
     }
 
     /// CPU seconds of the postmaster (with its reaped children's) and of every live child.
-    func serverCPUSeconds() -> Double? {
+    public func serverCPUSeconds() -> Double? {
         guard let postmaster, let fields = Self.statFields(postmaster), fields.count > 14 else { return nil }
         let tick = Double(sysconf(Int32(_SC_CLK_TCK)))
         // utime, stime, cutime, cstime are the 12th to 15th fields after the command.
@@ -64,7 +89,8 @@ struct PostgresServerCost {
         return total / tick
     }
 
-    func sample() async throws -> Sample {
+    /// Reads the counters, after letting the backends' commit counts reach the statistics views.
+    public func sample() async throws -> Sample {
         // Commit counts reach the statistics views when a backend flushes them (at most once a second).
         _ = try? await database.read("SELECT pg_stat_force_next_flush()", [])
         try await Task.sleep(for: .milliseconds(1100))
@@ -80,23 +106,8 @@ struct PostgresServerCost {
         return Sample(cpuSeconds: serverCPUSeconds(), statements: statements, commits: commits)
     }
 
-    /// Prints the server's CPU, statements and commits per send between two samples, under `name`.
-    func report(_ name: String, from before: Sample, to after: Sample, sends: Int) {
-        let sends = Double(max(1, sends))
-        if let start = before.cpuSeconds, let end = after.cpuSeconds {
-            figure("\(name).serverCPUPerSend", 1e6 * (end - start) / sends, "µs", decimals: 1)
-        } else {
-            say("  \(name).serverCPUPerSend: the server's processes are not visible here")
-        }
-        if let start = before.statements, let end = after.statements {
-            figure("\(name).statementsPerSend", Double(end - start) / sends, "statements", decimals: 2)
-        } else {
-            say("  \(name).statementsPerSend: pg_stat_statements is not loaded (shared_preload_libraries)")
-        }
-        figure("\(name).commitsPerSend", Double(after.commits - before.commits) / sends, "transactions", decimals: 2)
-    }
-
-    func close() async {
+    /// Closes the connection.
+    public func close() async {
         try? await database.close()
     }
 }
