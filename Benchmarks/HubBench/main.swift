@@ -14,7 +14,9 @@
 // Scenarios: the emulator's ceiling (h2load), the hub's fan-out through the REST API (native and template) with the
 // hub's peak RSS, tracing's overhead (the smallest size's fan-out and per-user sends with `observability.tracing` off
 // and on, exporting to a local OTLP sink), the aioapns peer against the same emulator, audience resolution over the
-// SQLite store, and the API under wrk (PUT installations, POST messages).
+// SQLite store, the API under wrk (PUT installations, POST messages), and many idle hubs on one node (the demo hub
+// copied 1, 100 and 1,000 times: start-up, idle CPU, peak RSS, open files and bytes written; `--idle-hubs 1,100`,
+// `--skip-idle`, `--idle-only`).
 
 import APNs
 import AsyncHTTPClient
@@ -66,6 +68,12 @@ struct Options {
     var skipSQLiteReference = false
     /// A folder for `perf record` profiles of the first hub node during each measured fan-out (`perf` on PATH).
     var profile: String?
+    /// Hub counts of the idle scenario (the demo hub copied that many times; none with traffic).
+    var idleHubs = [1, 100, 1000]
+    /// Runs only the idle scenario.
+    var idleOnly = false
+    /// The configuration whose hub the idle scenario copies.
+    var demoConfiguration = ""
 
     init(_ arguments: [String]) {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -74,6 +82,7 @@ struct Options {
         storeBenchmark = binaries.appendingPathComponent("StoreBenchmark").path
         peerScript = root.appendingPathComponent("peer/aioapns_peer.py").path
         wrkScripts = root.appendingPathComponent("wrk").path
+        demoConfiguration = root.deletingLastPathComponent().appendingPathComponent("hub.yaml").path
         var iterator = arguments.dropFirst().makeIterator()
         while let argument = iterator.next() {
             func value() -> String { iterator.next() ?? "" }
@@ -101,6 +110,10 @@ struct Options {
             case "--profile": profile = value()
             case "--peruser-only": perUserOnly = true
             case "--skip-sqlite-reference": skipSQLiteReference = true
+            case "--idle-hubs": idleHubs = sizes()
+            case "--skip-idle": idleHubs = []
+            case "--idle-only": idleOnly = true
+            case "--demo-config": demoConfiguration = value()
             default:
                 FileHandle.standardError.write(Data("unknown option \(argument)\n".utf8))
                 exit(2)
@@ -270,8 +283,8 @@ final class HubServerProcess {
     }
 
     /// Waits for the "hub is listening" line and reads the port from it.
-    func waitUntilListening() async throws {
-        for _ in 0..<600 {
+    func waitUntilListening(attempts: Int = 600) async throws {
+        for _ in 0..<attempts {
             let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
             if let line = text.split(separator: "\n").first(where: { $0.contains("hub is listening") }),
                 let range = line.range(of: "server.address="),
@@ -355,7 +368,7 @@ say("# NotificationHub benchmarks: \(ProcessInfo.processInfo.activeProcessorCoun
 // MARK: 1. Emulator ceiling
 
 var ceiling: Double?
-if !options.skipCeiling && !options.tracingOnly {
+if !options.skipCeiling && !options.tracingOnly && !options.idleOnly {
     if let h2load = which("h2load") {
         let jwt = try APNsProviderToken(privateKeyPEM: key.pemRepresentation, teamID: teamID, keyID: keyID).token()
         let payload = directory + "/payload.json"
@@ -729,7 +742,7 @@ do {
     if options.postgres != nil, !options.skipSQLiteReference, let size = options.sizes.min() {
         sqliteReference = try await sqlitePerUserReference(size: size)
     }
-    for size in options.sizes where !options.tracingOnly {
+    for size in options.sizes where !options.tracingOnly && !options.idleOnly {
         let store = try storage(size: size)
         let seedRate = try await seed(storage: store.configuration, count: size)
         figure("\(scenario)seed.\(size)", seedRate, "installations/s")
@@ -861,13 +874,13 @@ do {
 
     // MARK: Tracing overhead
 
-    if !options.skipTracing, options.postgres == nil, let size = options.sizes.min() {
+    if !options.skipTracing, !options.idleOnly, options.postgres == nil, let size = options.sizes.min() {
         try await tracingOverhead(size: size)
     }
 
     // MARK: 3. Peer
 
-    if !options.skipPeer && !options.tracingOnly {
+    if !options.skipPeer && !options.tracingOnly && !options.idleOnly {
         for size in options.peerSizes {
             let result = try await run(
                 "/usr/bin/env",
@@ -889,7 +902,7 @@ do {
 
     // MARK: 5. Audience resolution
 
-    if !options.skipResolution && !options.tracingOnly {
+    if !options.skipResolution && !options.tracingOnly && !options.idleOnly {
         let result = try await run(options.storeBenchmark, ["\(options.resolutionSize)"])
         for line in result.output.split(separator: "\n") {
             let parts = line.split(separator: " ")
@@ -897,6 +910,12 @@ do {
             figure(String(parts[0].dropLast()), value, String(parts[2]), decimals: parts[2] == "ms" ? 1 : 0)
         }
         if result.status != 0 { say("StoreBenchmark failed (status \(result.status)):\n\(result.output)") }
+    }
+
+    // MARK: 6. Many idle hubs on one node
+
+    if !options.idleHubs.isEmpty, !options.tracingOnly, options.postgres == nil {
+        try await idleHubs(counts: options.idleHubs, demoConfiguration: options.demoConfiguration)
     }
 } catch {
     say("benchmark failed: \(error)")
