@@ -101,7 +101,13 @@ import Testing
         let pooler = try await TestPooler.start(mode: .transaction, schema: schema, poolSize: 2)
         let database = try await Self.open(url: pooler, schema: schema, pooler: .transaction)
         #expect(!database.preparesStatements)
-        try await Self.storeClaimAndFinish(on: database)
+        do {
+            try await Self.storeClaimAndFinish(on: database)
+        } catch {
+            // The server's own words (a statement prepared on one server connection and run on another fails).
+            Issue.record("through the pooler: \(String(reflecting: error))")
+            throw error
+        }
         // Nothing of the hub's was left prepared on a server connection.
         let prepared = try await database.read(
             "SELECT COUNT(*) AS n FROM pg_prepared_statements WHERE name LIKE 'hub_%'", [])
