@@ -11,25 +11,49 @@ import Testing
 @Suite(.serialized, .oneProcessSuiteAtATime, .timeLimit(.minutes(15))) struct PoolerAndReplicaTests {
     typealias Cluster = MultiNodeTests.Cluster
 
-    /// Each node reaches the database through PgBouncer of its own in transaction mode, whose database entry sets the
-    /// hub's schema (`connect_query`) and which holds 4 server connections for the node's 8 + 3. Node A listens on a
-    /// direct connection (`listenURL`); node B has none and finds what node A accepts at its next look for work.
-    /// The multi-node scenario holds: both nodes deliver each fan-out and the per-user sends, each device once.
+    /// The storage of a node through PgBouncer of its own in transaction mode, whose database entry sets the hub's
+    /// schema (`connect_query`) and which holds 4 server connections for the node's 8 + 3; with `listenURL` the
+    /// direct URL of the database when `listens`.
+    static func throughPgBouncer(listens: @escaping @Sendable (_ node: Int) -> Bool) async throws -> Cluster.Storage {
+        let direct = try await TestPostgres.shared.url()
+        return { schema, node in
+            let pooler = try await TestPooler.start(mode: .transaction, schema: schema, poolSize: 4)
+            return "url: \"\(pooler)\", pooler: transaction, pool: 8" + (listens(node) ? ", listenURL: \"\(direct)\"" : "")
+        }
+    }
+
+    static func logs(_ cluster: Cluster) -> [String] {
+        cluster.logs.map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }
+    }
+
+    /// Both nodes through PgBouncer in transaction mode, each listening on a direct connection (`listenURL`): the
+    /// multi-node scenario holds. Both nodes deliver a share of each fan-out and of the per-user sends, each device
+    /// receives each notification once.
     @Test(arguments: [0, 1])
     func twoNodesThroughPgBouncerInTransactionModeDeliverEachNotificationOnce(accepting: Int) async throws {
-        let direct = try await TestPostgres.shared.url()
         try await Cluster.run(
             delivery: MultiNodeTests.smallPages, devices: 2_000, users: 100,
-            storage: { schema, node in
-                let pooler = try await TestPooler.start(mode: .transaction, schema: schema, poolSize: 4)
-                return "url: \"\(pooler)\", pooler: transaction, pool: 8" + (node == 0 ? ", listenURL: \"\(direct)\"" : "")
-            }
+            storage: try await Self.throughPgBouncer { _ in true }
         ) { cluster in
             try await MultiNodeTests.shareAFanOutAndPerUserSends(cluster, accepting: accepting)
-            let logs = cluster.logs.map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }
+            let logs = Self.logs(cluster)
+            #expect(!logs.joined().contains("not listening for work"), "both nodes listen on listenURL")
+            #expect(!logs.joined().contains("prepared statement"), "\(cluster.tails)")
+        }
+    }
+
+    /// Node B has no `listenURL`: it does not listen (and says so) and finds the work node A accepts at its next
+    /// look for work, within a second. It still takes its half of a fan-out, and every device receives each
+    /// notification once; the per-user sends may all be delivered by node A before node B looks.
+    @Test func aNodeWithoutListenURLTakesItsShareAtItsNextLookForWork() async throws {
+        try await Cluster.run(
+            delivery: MultiNodeTests.smallPages, devices: 2_000, users: 100,
+            storage: try await Self.throughPgBouncer { $0 == 0 }
+        ) { cluster in
+            try await MultiNodeTests.shareAFanOutAndPerUserSends(cluster, accepting: 0, perUserSpread: false)
+            let logs = Self.logs(cluster)
             #expect(!logs[0].contains("not listening for work"), "node A listens on listenURL")
             #expect(logs[1].contains("not listening for work announced by other nodes"), "node B says it does not listen")
-            #expect(!logs.joined().contains("prepared statement"), "\(cluster.tails)")
         }
     }
 
