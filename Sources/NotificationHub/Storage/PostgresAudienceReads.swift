@@ -8,8 +8,9 @@ import Synchronization
 /// writes — stays on the primary.
 ///
 /// A replica that gives no connection within ``leaseLimit`` (down, restarting, unreachable) or answers a read with
-/// an error is set aside for ``setAside``: that read, and every audience read until then, runs on the primary, and
-/// the node logs one warning per outage (and one notice when the replica serves again). A fan-out never waits for a
+/// an error is set aside for ``setAside``: that read, and every audience read until then, runs on the primary; then
+/// one read tries the replica again while the others keep to the primary. The node logs one warning per outage (and
+/// one notice when the replica serves again). A fan-out never waits for a
 /// replica that is gone, and never fails because of one.
 final class PostgresAudienceReads: Sendable {
     let primary: PostgresClient
@@ -54,19 +55,24 @@ final class PostgresAudienceReads: Sendable {
         }
     }
 
-    /// Whether reads may try the replica now.
+    /// Whether this read may try the replica now: while it serves, every read; once a set-aside has run out, one
+    /// read tries it while the others keep to the primary (a replica still down delays one read, not all).
     private func replicaInService() -> Bool {
         state.withLock { state in
             guard let until = state.setAsideUntil else { return true }
-            if ContinuousClock.now < until { return false }
-            state.setAsideUntil = nil
+            let now = ContinuousClock.now
+            if now < until { return false }
+            state.setAsideUntil = now + setAside
             return true
         }
     }
 
     private func replicaServed() {
         let recovered = state.withLock { state in
-            defer { state.failing = false }
+            defer {
+                state.failing = false
+                state.setAsideUntil = nil
+            }
             return state.failing
         }
         if recovered { logger.notice("audience reads are served by the replica (storage.postgres.readURL) again") }
