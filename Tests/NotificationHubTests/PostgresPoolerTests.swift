@@ -171,6 +171,22 @@ import Testing
         try await direct.close()
     }
 
+    /// Behind a pooler the replica's connections get their schema from the pooler's side too: a reachable
+    /// `readURL` whose search path does not name the hub's schema fails at open, naming `readURL`.
+    @Test func aReplicaBehindAPoolerThatSetsNoSchemaFailsAtOpen() async throws {
+        let schema = Self.freshSchema()
+        let pooler = try await TestPooler.start(mode: .session, schema: schema, poolSize: 4)
+        let unset = try await TestPooler.start(mode: .session, schema: nil, poolSize: 4)
+        let error = await #expect(throws: HubError.self) {
+            _ = try await PostgresHubDatabase.open(
+                settings: .init(url: pooler, schema: schema, maximumConnections: 4, pooler: .session, readURL: unset),
+                logger: Logger(label: "test"))
+        }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.hasPrefix("storage.postgres.readURL: the hub's schema is '\(schema)' but on its connections the search_path is") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("connect_query='SET search_path = \(schema)'") == true)
+    }
+
     /// Calls `listenForWork` until it has started, announces work from another sender, and expects to be woken.
     static func expectWoken(_ database: PostgresHubDatabase) async throws {
         let (senders, continuation) = AsyncStream<String>.makeStream()
