@@ -84,7 +84,9 @@ extension DeliveryWorker {
                         if sender != owner { work.signal() }
                     }
                 }
-                // Returned without an error: the store has nothing to listen to, or the task is ending.
+                // Returned without an error: the store has nothing to listen to (the idle worker then looks for
+                // work every second), or the task is ending.
+                if !Task.isCancelled && !Task.isShuttingDownGracefully { unannounced.store(true, ordering: .relaxed) }
                 return
             } catch {
                 if Task.isCancelled || Task.isShuttingDownGracefully { return }

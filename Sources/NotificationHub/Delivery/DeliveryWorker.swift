@@ -26,6 +26,9 @@ public final class DeliveryWorker: Service, Sendable {
     private let intake = Mutex(Intake())
     /// Claim transactions this worker made (also counted by `hub_claims_total`).
     let claimsMade = Atomic(0)
+    /// Whether the store gives this node no way to listen for work other nodes announce (PostgreSQL through a
+    /// transaction pooler without `listenURL`).
+    let unannounced = Atomic(false)
 
     /// What the worker knows of the sends it may take when they are accepted.
     struct Intake {
@@ -261,8 +264,11 @@ public final class DeliveryWorker: Service, Sendable {
     /// again only then, or after ``idleClaimSeconds(announced:)`` at most, so that many idle hubs cost next to nothing.
     private func waitForDueWork() async {
         let store = notificationStore
-        let longest = Self.idleClaimSeconds(announced: store.announcesAllWork)
+        let longest = unannounced.load(ordering: .relaxed) ? 1 : Self.idleClaimSeconds(announced: store.announcesAllWork)
         var wait = longest
+        // The wait is counted from this instant of the hub's clock, read with the wall time it is planned from: a
+        // clock moved meanwhile (a test's) is not counted twice.
+        let start = core.dueDeadlines.instant()
         do {
             let now = clock.now()
             if let due = try await withTimeLimit(
@@ -274,12 +280,12 @@ public final class DeliveryWorker: Service, Sendable {
         } catch {
             wait = 1
         }
-        await work.wait(upTo: .seconds(wait), scheduler: core.dueDeadlines)
+        await work.wait(until: start + .seconds(wait), scheduler: core.dueDeadlines)
     }
 
-    /// The longest an idle worker waits before it claims again: a minute where every new piece of work is announced
-    /// to it for sure (one process), else ``HubNode/livenessSeconds`` (an announcement lost with a connection is
-    /// found by then).
+    /// The longest an idle worker that listens for work waits before it claims again: a minute where every new piece
+    /// of work is announced to it for sure (one process), else ``HubNode/livenessSeconds`` (an announcement lost with
+    /// a connection is found by then). A worker that cannot listen looks every second.
     static func idleClaimSeconds(announced: Bool) -> Double {
         announced ? 60 : HubNode.livenessSeconds
     }

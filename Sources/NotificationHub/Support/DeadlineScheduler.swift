@@ -72,6 +72,11 @@ final class DeadlineScheduler: Sendable {
         schedule(at: clock.instant() + delay, action)
     }
 
+    /// The current instant of the scheduler's clock.
+    func instant() -> ContinuousClock.Instant {
+        clock.instant()
+    }
+
     /// Cancels a scheduled action; an action already run is unaffected.
     func cancel(_ token: Token) {
         _ = state.withLock { $0.entries.removeValue(forKey: token.id) }

@@ -51,6 +51,16 @@ public final class WorkSignal: Sendable {
 
     /// Waits for a signal, until `timeout` passes on `scheduler`'s clock, or until the task is cancelled.
     func wait(upTo timeout: Duration, scheduler: DeadlineScheduler) async {
+        await wait(until: nil, orAfter: timeout, scheduler: scheduler)
+    }
+
+    /// Waits for a signal, until `deadline` (an instant of `scheduler`'s clock), or until the task is cancelled.
+    func wait(until deadline: ContinuousClock.Instant, scheduler: DeadlineScheduler) async {
+        await wait(until: deadline, orAfter: .zero, scheduler: scheduler)
+    }
+
+    /// Waits for a signal, until `deadline` when given, else for `timeout`, or until the task is cancelled.
+    private func wait(until deadline: ContinuousClock.Instant?, orAfter timeout: Duration, scheduler: DeadlineScheduler) async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let wait = state.withLock { state -> UInt64? in
@@ -64,7 +74,9 @@ public final class WorkSignal: Sendable {
                     return state.waits
                 }
                 guard let wait else { return continuation.resume() }
-                let token = scheduler.schedule(after: timeout) { self.end(wait) }
+                let token =
+                    deadline.map { scheduler.schedule(at: $0) { self.end(wait) } }
+                    ?? scheduler.schedule(after: timeout) { self.end(wait) }
                 let ended = state.withLock { state -> Bool in
                     guard state.waiter != nil, state.waits == wait else { return true }
                     state.timeout = Timeout(scheduler: scheduler, token: token)
