@@ -12,9 +12,7 @@ import Testing
     static let format = NotificationFormat("testformat")
 
     @Test func aNodeOnTheEmbeddedStoreBeatsWithoutWritingAndIsListedUntilItsHeartbeatAges() async throws {
-        let clock = ManualWallClock(Date(timeIntervalSince1970: 1_900_000_000))
-        let store = try await InstallationStoreTests.makeStore(clock: clock)
-        let notifications = SQLNotificationStore(database: store.database)
+        let (clock, store, notifications) = try await ClaimAtAcceptTests.stores()
         #expect(notifications.announcesAllWork)
         let node = HubNode(id: "n1/abc", name: "n1", startedTime: clock.now(), heartbeatTime: clock.now(), delivered: 3)
         let live = try await notifications.heartbeat(node, now: clock.now())
@@ -46,9 +44,7 @@ import Testing
     @Test(arguments: TestBackend.all)
     func theNextDueTimeIsTheFirstScheduledTimeOrLeaseEnd(backend: TestBackend) async throws {
         try await backend.run {
-            let clock = ManualWallClock(Date(timeIntervalSince1970: 1_900_000_000))
-            let store = try await InstallationStoreTests.makeStore(clock: clock)
-            let notifications = SQLNotificationStore(database: store.database)
+            let (clock, store, notifications) = try await ClaimAtAcceptTests.stores()
             #expect(notifications.announcesAllWork == (backend == .sqlite))
             let now = clock.now()
             #expect(try await notifications.nextDue(now: now) == nil)
@@ -79,9 +75,7 @@ import Testing
     @Test(arguments: TestBackend.all)
     func whilePartitionsOfASplitAreOpenAClaimLooksAgainWithinASecond(backend: TestBackend) async throws {
         try await backend.run {
-            let clock = ManualWallClock(Date(timeIntervalSince1970: 1_900_000_000))
-            let store = try await InstallationStoreTests.makeStore(clock: clock)
-            let notifications = SQLNotificationStore(database: store.database)
+            let (clock, store, notifications) = try await ClaimAtAcceptTests.stores()
             _ = try await store.upsert(contentsOf: (0..<4).map { InstallationStoreTests.installation("i\($0)") })
             _ = try await notifications.enqueue(
                 Notification(format: Self.format, body: "all", audience: .all), scheduledTime: nil, idempotencyKey: nil,
@@ -99,9 +93,7 @@ import Testing
     @Test(arguments: TestBackend.all)
     func anIdleWorkerClaimsOnlyWhenWorkIsDueOrAnnounced(backend: TestBackend) async throws {
         try await backend.run {
-            let clock = ManualWallClock(Date(timeIntervalSince1970: 1_900_000_000))
-            let store = try await InstallationStoreTests.makeStore(clock: clock)
-            let notifications = SQLNotificationStore(database: store.database)
+            let (clock, store, notifications) = try await ClaimAtAcceptTests.stores()
             _ = try await store.upsert(InstallationStoreTests.installation("a", tags: ["user:a"]))
             let adapter = RecordingAdapter()
             let hub = try DurableDeliveryTests.hub(on: store, notifications, adapter: adapter, clock: clock)
