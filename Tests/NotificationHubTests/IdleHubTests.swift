@@ -41,6 +41,18 @@ import Testing
         try await store.database.close()
     }
 
+    @Test func everyHubsHeartbeatFallsOnTheSameInstants() {
+        let period = Duration.seconds(HubNode.heartbeatSeconds)
+        let now = ContinuousClock.now
+        let next = DeliveryWorker.nextBeat(after: now)
+        #expect(next > now && next - now <= period)
+        // Any instant before that beat, however far into its period, waits for the same beat; the beat itself waits
+        // for the next one, a period later.
+        #expect(DeliveryWorker.nextBeat(after: next - period) == next)
+        #expect(DeliveryWorker.nextBeat(after: next - .milliseconds(1)) == next)
+        #expect(DeliveryWorker.nextBeat(after: next) == next + period)
+    }
+
     @Test(arguments: TestBackend.all)
     func theNextDueTimeIsTheFirstScheduledTimeOrLeaseEnd(backend: TestBackend) async throws {
         try await backend.run {

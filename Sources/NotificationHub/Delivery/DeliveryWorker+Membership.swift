@@ -60,15 +60,35 @@ extension DeliveryWorker {
     }
 
     /// Beats every ``HubNode/heartbeatSeconds`` until graceful shutdown.
+    ///
+    /// The beats fall on multiples of the period on the process's clock (``nextBeat(after:)``), waited for on the
+    /// shared deadline scheduler: the workers of every hub of the process beat at the same instants, so a node serving
+    /// many idle hubs wakes once per period for all of them instead of once per hub.
     func heartbeatLoop() async {
+        let pause = WorkSignal()
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(HubNode.heartbeatSeconds)) }
+                try await cancelWhenGracefulShutdown {
+                    let scheduler = DeadlineScheduler.shared
+                    await pause.wait(until: Self.nextBeat(after: scheduler.instant()), scheduler: scheduler)
+                    try Task.checkCancellation()
+                }
             } catch {
                 return
             }
             await beat()
         }
+    }
+
+    /// The process's reference instant for heartbeats.
+    private static let beatEpoch = ContinuousClock.now
+
+    /// The first multiple of ``HubNode/heartbeatSeconds`` after `instant`, counted from the process's reference
+    /// instant.
+    static func nextBeat(after instant: ContinuousClock.Instant) -> ContinuousClock.Instant {
+        let period = Duration.seconds(HubNode.heartbeatSeconds)
+        let periods = Int(((instant - beatEpoch) / period).rounded(.down))
+        return beatEpoch + period * (periods + 1)
     }
 
     /// Wakes the worker whenever another node announces work; listens again after a lost connection (each new
