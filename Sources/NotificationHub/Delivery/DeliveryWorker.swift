@@ -262,25 +262,27 @@ public final class DeliveryWorker: Service, Sendable {
     /// Waits, with nothing due, for a wake-up or for the next time the store says work could be due without an
     /// announcement (``NotificationStore/nextDue(now:)``): a scheduled time, a lease running out. An idle hub claims
     /// again only then, or after ``idleClaimSeconds(announced:)`` at most, so that many idle hubs cost next to nothing.
+    /// Work the store says is due already (open partitions, a time the last claim could not take) is looked for again
+    /// a second later, as is everything when the store cannot be read.
     private func waitForDueWork() async {
         let store = notificationStore
         let longest = unannounced.load(ordering: .relaxed) ? 1 : Self.idleClaimSeconds(announced: store.announcesAllWork)
-        var wait = longest
         // The wait is counted from this instant of the hub's clock, read with the wall time it is planned from: a
         // clock moved meanwhile (a test's) is not counted twice.
         let start = core.dueDeadlines.instant()
+        let due: Date?
+        let now = clock.now()
         do {
-            let now = clock.now()
-            if let due = try await withTimeLimit(
+            due = try await withTimeLimit(
                 .seconds(5), timeout: HubError(.storageFailure, "the next due time was not read in time"),
                 { try await store.nextDue(now: now) })
-            {
-                wait = min(longest, max(0.01, due.timeIntervalSince(now)))
-            }
         } catch {
-            wait = 1
+            return await work.wait(upTo: .seconds(1))
         }
-        await work.wait(until: start + .seconds(wait), scheduler: core.dueDeadlines)
+        guard let due else { return await work.wait(until: start + .seconds(longest), scheduler: core.dueDeadlines) }
+        let remaining = due.timeIntervalSince(now)
+        guard remaining > 0 else { return await work.wait(upTo: .seconds(1)) }
+        await work.wait(until: start + .seconds(min(longest, remaining)), scheduler: core.dueDeadlines)
     }
 
     /// The longest an idle worker that listens for work waits before it claims again: a minute where every new piece

@@ -103,7 +103,7 @@ public protocol NotificationStore: Sendable {
     var announcesAllWork: Bool { get }
 
     /// The earliest time at which a claim could find work that nobody announces: a scheduled notification's time, or
-    /// a lease running out (a worker that died holding it). A second from `now` when open partitions wait (held back for other
+    /// a lease running out (a worker that died holding it); `now` at the latest when open partitions wait (held back for other
     /// nodes' fair share, which can change without an announcement when a node stops); `nil` when nothing is
     /// scheduled or leased. Reads only.
     func nextDue(now: Date) async throws -> Date?

@@ -22,8 +22,8 @@ extension SQLNotificationStore {
 
     public func nextDue(now: Date) async throws -> Date? {
         let time = now.timeIntervalSince1970
-        // Open partitions (a split's share held back for other nodes, or handed back): look again soon. Otherwise the
-        // first scheduled time and the first lease to run out; each is the first entry of an index range.
+        // Open partitions (a split's share held back for other nodes, or handed back): due now. Otherwise the first
+        // scheduled time and the first lease to run out; each is the first entry of an index range.
         let rows = try await database.read(
             """
             SELECT
@@ -33,7 +33,7 @@ extension SQLNotificationStore {
                     SELECT 1 FROM notification_partitions WHERE state = 'Pending' LIMIT 1) AS open) AS open
             """, [])
         guard let row = rows.first else { return nil }
-        if (row.int("open") ?? 0) > 0 { return now + 1 }
+        if (row.int("open") ?? 0) > 0 { return now }
         let times = [row.double("scheduled"), row.double("lease").map { $0 + 0.001 }].compactMap { $0 }
         return times.min().map { Date(timeIntervalSince1970: max($0, time)) }
     }
