@@ -83,8 +83,10 @@ if ! (exec 3<>"/dev/tcp/127.0.0.1/$listen_port") 2>/dev/null; then
   exit 1
 fi
 
-# Stop PgBouncer and delete its files when the owner exits.
-stop="while kill -0 $owner_pid 2>/dev/null; do sleep 1; done; kill \$(cat '$dir/pgbouncer.pid') 2>/dev/null; sleep 0.5; rm -rf '$dir'"
+# Stop PgBouncer and delete its files when the owner exits. It may have inherited an ignored SIGTERM from the test
+# process (a signal handler of the code under test), so it is killed when it has not stopped within 2 s.
+stop="while kill -0 $owner_pid 2>/dev/null; do sleep 1; done; pid=\$(cat '$dir/pgbouncer.pid'); kill -INT \$pid 2>/dev/null; "
+stop+="for _ in \$(seq 1 20); do kill -0 \$pid 2>/dev/null || break; sleep 0.1; done; kill -KILL \$pid 2>/dev/null; rm -rf '$dir'"
 nohup bash -c "$stop" </dev/null >/dev/null 2>&1 &
 disown || true
 
