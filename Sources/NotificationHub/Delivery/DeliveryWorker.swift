@@ -26,8 +26,8 @@ public final class DeliveryWorker: Service, Sendable {
     private let intake = Mutex(Intake())
     /// Claim transactions this worker made (also counted by `hub_claims_total`).
     let claimsMade = Atomic(0)
-    /// Whether the store gives this node no way to listen for work other nodes announce (PostgreSQL through a
-    /// transaction pooler without `listenURL`).
+    /// Whether the store gives this node no way to listen for work other nodes announce (its listening returned at
+    /// once).
     let unannounced = Atomic(false)
 
     /// What the worker knows of the sends it may take when they are accepted.
