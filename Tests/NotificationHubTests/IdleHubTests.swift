@@ -114,20 +114,17 @@ import Testing
                 try await ClaimAtAcceptTests.waitUntil { hub.worker.takesSendsAtAccept }
                 // While the hub's clock stands still and nothing is announced, the worker does not claim, however long
                 // it waits in real time (once the wake-ups of its start, such as its first listen, are over).
-                let idle = try await Self.settledClaims(of: hub)
-                try await Task.sleep(for: .seconds(5))
                 // (At most a late wake-up of its start or a claim still running when the count settled, under a loaded
                 // machine; a worker that looked every second would have claimed five times.)
-                #expect(hub.worker.claimsMade.load(ordering: .relaxed) - idle <= 2)
+                let (idle, whileIdle) = try await Self.claimsOverFiveSeconds(of: hub)
+                #expect(whileIdle <= 2)
                 // A send scheduled for later wakes the worker (an announcement), which then waits for its time.
                 let id = try await hub.sends.enqueue(
                     Notification(format: Self.format, body: "later", audience: .tags(try TagExpression(parsing: "user:a"))),
                     scheduledTime: clock.now() + 30)
                 try await ClaimAtAcceptTests.waitUntil { hub.worker.claimsMade.load(ordering: .relaxed) > idle }
                 // (PostgreSQL also echoes the announcement back through LISTEN: a second wake-up.)
-                let woken = try await Self.settledClaims(of: hub)
-                try await Task.sleep(for: .seconds(5))
-                #expect(hub.worker.claimsMade.load(ordering: .relaxed) - woken <= 2)
+                #expect(try await Self.claimsOverFiveSeconds(of: hub).made <= 2)
                 #expect(adapter.received.isEmpty)
                 // Its time comes on the hub's clock: claimed and delivered without any announcement.
                 clock.advance(by: 30)
@@ -143,6 +140,13 @@ import Testing
             }
             try await store.database.close()
         }
+    }
+
+    /// The worker's claims once they settled (``settledClaims(of:)``), and the claims it made in the 5 s after.
+    static func claimsOverFiveSeconds(of hub: Hub) async throws -> (settled: Int, made: Int) {
+        let settled = try await settledClaims(of: hub)
+        try await Task.sleep(for: .seconds(5))
+        return (settled, hub.worker.claimsMade.load(ordering: .relaxed) - settled)
     }
 
     /// The worker's claims once no claim was made for 600 ms (within 20 s): wake-ups in flight have been answered.

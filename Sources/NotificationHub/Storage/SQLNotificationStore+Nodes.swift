@@ -29,8 +29,7 @@ extension SQLNotificationStore {
             SELECT
                 (SELECT MIN(scheduled_time) FROM notifications WHERE state = 'Scheduled') AS scheduled,
                 (SELECT MIN(lease_expires) FROM notification_partitions WHERE state = 'Processing') AS lease,
-                (SELECT COUNT(*) FROM (
-                    SELECT 1 FROM notification_partitions WHERE state = 'Pending' LIMIT 1) AS open) AS open
+                EXISTS (SELECT 1 FROM notification_partitions WHERE state = 'Pending') AS open
             """, [])
         guard let row = rows.first else { return nil }
         if (row.int("open") ?? 0) > 0 { return now }
