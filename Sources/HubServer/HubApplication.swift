@@ -49,15 +49,17 @@ public enum HubApplication {
             logger: logger)
     }
 
-    /// Raises the soft limit on open files towards the hard limit so that `maximumConnections` can be reached; warns
-    /// when even the hard limit is lower.
+    /// Raises the soft limit on open files to the hard limit, as servers do: connections, every hub's database files
+    /// and every adapter's pooled connections count against it, and a soft limit of 1,024 (many systems' default)
+    /// would make accepts fail long before `maximumConnections`. Warns when even the hard limit is below `wanted`.
     static func raiseFileDescriptorLimit(toAtLeast wanted: Int, logger: Logger) {
         #if canImport(Glibc)
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
-        if limit.rlim_cur < rlim_t(wanted) {
-            limit.rlim_cur = min(limit.rlim_max, rlim_t(wanted))
-            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
         }
         if limit.rlim_cur < rlim_t(wanted) {
             logger.warning(

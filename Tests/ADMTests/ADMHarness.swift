@@ -25,7 +25,7 @@ struct ADMHarness: Sendable {
         initialBackoffSeconds: 0.01, maximumBackoffSeconds: 0.05)
 
     static var logger: Logger {
-        var logger = Logger(label: "adm-test")
+        var logger = Logger.forTest("adm-test")
         logger.logLevel = .warning
         return logger
     }

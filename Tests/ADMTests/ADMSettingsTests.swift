@@ -1,5 +1,6 @@
 import ADM
 import AdapterKit
+import HubTestSupport
 import Logging
 import NotificationHub
 import Testing
@@ -47,7 +48,7 @@ import Testing
         let bad = ADMSettings(clientID: "amzn1.application-oa2-client.abc", clientSecret: "s", connections: 0)
         #expect(bad.problems.map(\.key) == ["connections"])
         #expect {
-            try ADMAdapter(settings: bad, logger: Logger(label: "test"))
+            try ADMAdapter(settings: bad, logger: Logger.forTest("test"))
         } throws: { error in
             (error as? HubError)?.code == .invalidConfiguration && (error as? HubError)?.message.contains("connections") == true
         }

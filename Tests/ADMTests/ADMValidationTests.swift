@@ -1,5 +1,6 @@
 import ADM
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -7,7 +8,7 @@ import Testing
 
 @Suite struct ADMValidationTests {
     static let adapter = try! ADMAdapter(
-        settings: ADMSettings(clientID: "amzn1.application-oa2-client.abc", clientSecret: "s"), logger: Logger(label: "test"))
+        settings: ADMSettings(clientID: "amzn1.application-oa2-client.abc", clientSecret: "s"), logger: Logger.forTest("test"))
 
     @Test(arguments: [
         "amzn1.adm-registration.v2.123",  // Azure's .NET SDK test data

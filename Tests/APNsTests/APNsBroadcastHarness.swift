@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -14,7 +15,7 @@ struct APNsBroadcastHarness {
     let emulator: APNsEmulator
     let settings: APNsSettings
 
-    static let logger = Logger(label: "apns-broadcast-test")
+    static let logger = Logger.forTest("apns-broadcast-test")
     static let update = #"{"aps":{"event":"update","timestamp":1700000000,"content-state":{"score":"1-0"}}}"#
 
     static func with<T: Sendable>(

@@ -1,6 +1,7 @@
 import AdapterKit
 import Crypto
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -26,7 +27,7 @@ import Testing
         emulatorClock: any WallClock = SystemWallClock(), topic: String? = nil,
         _ body: (APNsHarness) async throws -> T
     ) async throws -> T {
-        let logger = Logger(label: "apns-certificate-test")
+        let logger = Logger.forTest("apns-certificate-test")
         let emulator = APNsEmulator(
             configuration: APNsEmulatorConfiguration(
                 port: 0, teamID: APNsHarness.teamID, keyID: APNsHarness.keyID, publicKey: APNsHarness.signingKey.publicKey,
@@ -132,7 +133,7 @@ import Testing
         #expect(settings.otherEnvironment?.certificate?.subject.contains(APNsEmulatorClientAuthority.developmentPrefix) == true)
         #expect(settings.topic == Self.topic)
         #expect(node.warnings.isEmpty, "\(node.warnings)")
-        let adapter = try APNsAdapter(configuration: settings, logger: Logger(label: "t"))
+        let adapter = try APNsAdapter(configuration: settings, logger: Logger.forTest("t"))
         #expect(adapter.usesCertificateAuthentication)
         #expect(adapter.routes.allSatisfy { $0.providerToken == nil && $0.certificate != nil })
     }
@@ -156,7 +157,7 @@ import Testing
         #expect(pending.keys.contains(directory + "/.emulator/apns-client.pem"))
         let emulators = try EmulatorSection.load(
             ConfigurationNode.parse(yaml: emulatorYAML, file: directory + "/hub.yaml", environment: [:]).child("emulators"),
-            factories: [APNsEmulatorFactory.self], logger: Logger(label: "t"))
+            factories: [APNsEmulatorFactory.self], logger: Logger.forTest("t"))
         let emulator = try #require(emulators.first as? APNsEmulator)
         #expect(emulator.configuration.clientCertificates?.required == [.production])
         let port = try await emulator.start()
@@ -176,7 +177,7 @@ import Testing
         func adapter(_ credentials: String) throws -> APNsAdapter {
             let node = Self.adapterNode(
                 "caCertificate: .emulator/emulator-ca.pem\n" + credentials, directory: directory, endpoint: "https://127.0.0.1:\(port)")
-            let made = APNsAdapterFactory.makeAdapter(configuration: node, context: AdapterContext(hubName: "demo", logger: Logger(label: "t")))
+            let made = APNsAdapterFactory.makeAdapter(configuration: node, context: AdapterContext(hubName: "demo", logger: Logger.forTest("t")))
             #expect(node.problems.isEmpty, "\(node.problems)")
             return try #require(made as? APNsAdapter)
         }

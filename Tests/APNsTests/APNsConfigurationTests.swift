@@ -1,4 +1,5 @@
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -38,7 +39,7 @@ import Testing
               maximumStreams: 500
             """
         let root = ConfigurationNode.parse(yaml: yaml, file: directory + "/hub.yaml")
-        let emulators = try EmulatorSection.load(root.child("emulators"), factories: [APNsEmulatorFactory.self], logger: Logger(label: "t"))
+        let emulators = try EmulatorSection.load(root.child("emulators"), factories: [APNsEmulatorFactory.self], logger: Logger.forTest("t"))
         #expect(emulators.count == 1)
         let keyPath = directory + "/.emulator/apns-auth-key.p8"
         let key = try #require(FileManager.default.contents(atPath: keyPath))
@@ -46,13 +47,13 @@ import Testing
         // A second start keeps the key.
         _ = try EmulatorSection.load(
             ConfigurationNode.parse(yaml: yaml, file: directory + "/hub.yaml").child("emulators"),
-            factories: [APNsEmulatorFactory.self], logger: Logger(label: "t"))
+            factories: [APNsEmulatorFactory.self], logger: Logger.forTest("t"))
         #expect(FileManager.default.contents(atPath: keyPath) == key)
 
         let adapterNode = root.child("adapter")
         _ = adapterNode.string("type")
         let adapter = try #require(
-            APNsAdapterFactory.makeAdapter(configuration: adapterNode, context: AdapterContext(hubName: "demo", logger: Logger(label: "t")))
+            APNsAdapterFactory.makeAdapter(configuration: adapterNode, context: AdapterContext(hubName: "demo", logger: Logger.forTest("t")))
                 as? APNsAdapter)
         adapterNode.rejectUnknownKeys()
         #expect(root.problems.isEmpty, "\(root.problems)")
@@ -77,7 +78,7 @@ import Testing
                 topic: com.example.app
                 tokenRefreshSeconds: 4000
                 """, file: "hub.yaml")
-        let adapter = APNsAdapterFactory.makeAdapter(configuration: root, context: AdapterContext(hubName: "demo", logger: Logger(label: "t")))
+        let adapter = APNsAdapterFactory.makeAdapter(configuration: root, context: AdapterContext(hubName: "demo", logger: Logger.forTest("t")))
         #expect(adapter == nil)
         let messages = root.problems.map(\.description).joined(separator: "\n")
         #expect(messages.contains("endpoint"))

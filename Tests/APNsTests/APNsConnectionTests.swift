@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -147,7 +148,7 @@ import Testing
     }
 
     @Test func unreachableEndpointsAreRetryableOutcomes() async throws {
-        let logger = Logger(label: "apns-test")
+        let logger = Logger.forTest("apns-test")
         let adapter = try APNsAdapter(
             configuration: APNsSettings(
                 host: "127.0.0.1", port: 1, caCertificatePEM: APNsHarness.tls.caCertificatePEM, teamID: APNsHarness.teamID,

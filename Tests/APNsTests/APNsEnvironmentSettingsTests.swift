@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NIOHPACK
@@ -48,7 +49,7 @@ import Testing
                     environment: .sandbox, host: "127.0.0.1", port: 4447, keyID: "SANDKEY123", privateKeyPEM: Self.sandbox.pemRepresentation))
         #expect(read.rememberedDevices == 5000)
         #expect(read.otherEnvironment?.description.contains("PRIVATE") == false)
-        let adapter = try APNsAdapter(configuration: read, logger: Logger(label: "t"))
+        let adapter = try APNsAdapter(configuration: read, logger: Logger.forTest("t"))
         #expect(adapter.environments == [.production, .sandbox])
         #expect(adapter.routes.map(\.authority) == ["api.push.apple.com", "127.0.0.1:4447"])
     }
@@ -206,7 +207,7 @@ import Testing
                 ])
             _ = root.string("type")
             let adapter = try #require(
-                APNsAdapterFactory.makeAdapter(configuration: root, context: AdapterContext(hubName: "demo", logger: Logger(label: "t")))
+                APNsAdapterFactory.makeAdapter(configuration: root, context: AdapterContext(hubName: "demo", logger: Logger.forTest("t")))
                     as? APNsAdapter)
             root.rejectUnknownKeys()
             #expect(root.problems.isEmpty, "\(root.problems)")
@@ -251,7 +252,7 @@ import Testing
         #expect(pending.keys.contains(directory + "/.emulator/apns-auth-key-SANDKEY123.p8"))
         #expect(pending.keys.contains(directory + "/.emulator/apns-auth-key-BOTHKEY123.p8"))
         let loadRoot = ConfigurationNode.parse(yaml: yaml, file: directory + "/hub.yaml")
-        let emulators = try EmulatorSection.load(loadRoot.child("emulators"), factories: [APNsEmulatorFactory.self], logger: Logger(label: "t"))
+        let emulators = try EmulatorSection.load(loadRoot.child("emulators"), factories: [APNsEmulatorFactory.self], logger: Logger.forTest("t"))
         #expect(loadRoot.problems.isEmpty, "\(loadRoot.problems)")
         let emulator = try #require(emulators.first as? APNsEmulator)
         #expect(emulator.configuration.sandboxPort == 0 && emulator.configuration.unregisteredTokenEnvironment == nil)
@@ -279,7 +280,7 @@ import Testing
         let indented = yaml.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n")
         let root = ConfigurationNode.parse(
             yaml: "emulators:\n  directory: \(directory)\n  apns:\n\(indented)\n", file: directory + "/hub.yaml")
-        let emulators = try EmulatorSection.load(root.child("emulators"), factories: [APNsEmulatorFactory.self], logger: Logger(label: "t"))
+        let emulators = try EmulatorSection.load(root.child("emulators"), factories: [APNsEmulatorFactory.self], logger: Logger.forTest("t"))
         #expect(emulators.isEmpty)
         let problems = root.problems.map { "\($0.keyPath): \($0.message)" }
         #expect(problems.contains { $0.hasPrefix(expected) }, "\(problems)")

@@ -217,7 +217,7 @@ import Testing
                 port: 0, teamID: APNsHarness.teamID, keyID: APNsHarness.keyID, publicKey: APNsHarness.signingKey.publicKey,
                 topics: [APNsHarness.topic], sandboxPort: 0, unregisteredTokenEnvironment: nil,
                 keys: [APNsEmulatorKey(keyID: APNsHarness.sandboxOnlyKey.keyID, publicKey: APNsHarness.sandboxOnlyKey.key.publicKey, environments: [.sandbox])]),
-            tls: APNsHarness.tls, logger: Logger(label: "apns-test"))
+            tls: APNsHarness.tls, logger: Logger.forTest("apns-test"))
         let port = try await emulator.start()
         do {
             try await singleEnvironment(port: port, emulator: emulator)
@@ -244,7 +244,7 @@ import Testing
         #expect(root.problems.isEmpty)
         #expect(settings.otherEnvironment == nil && settings.environment == nil)
         settings.caCertificatePEM = APNsHarness.tls.caCertificatePEM
-        let adapter = try APNsAdapter(configuration: settings, logger: Logger(label: "apns-test"))
+        let adapter = try APNsAdapter(configuration: settings, logger: Logger.forTest("apns-test"))
         #expect(adapter.environments.isEmpty)
         let appStore = APNsHarness.deviceToken(16)
         let development = APNsHarness.deviceToken(17)
@@ -267,7 +267,7 @@ import Testing
         production.environment = .production
         production.keyID = APNsHarness.sandboxOnlyKey.keyID
         production.privateKeyPEM = APNsHarness.sandboxOnlyKey.key.pemRepresentation
-        let misconfigured = try APNsAdapter(configuration: production, logger: Logger(label: "apns-test"))
+        let misconfigured = try APNsAdapter(configuration: production, logger: Logger.forTest("apns-test"))
         let refused = await misconfigured.deliver(
             [Delivery(
                 notificationID: "n", installationID: nil, platform: .apns, pushChannel: .handle(appStore), format: .apple,
@@ -286,7 +286,7 @@ import Testing
             let settings = APNsSettings(
                 host: "127.0.0.1", port: 1, teamID: "T", keyID: "K", privateKeyPEM: pem, topic: "app", environment: environment,
                 otherEnvironment: other)
-            let error = #expect(throws: APNsError.self) { _ = try APNsAdapter(configuration: settings, logger: Logger(label: "t")) }
+            let error = #expect(throws: APNsError.self) { _ = try APNsAdapter(configuration: settings, logger: Logger.forTest("t")) }
             #expect(error?.code == .invalidEnvironments)
         }
         var broken = other
@@ -294,7 +294,7 @@ import Testing
         let settings = APNsSettings(
             host: "127.0.0.1", port: 1, teamID: "T", keyID: "K", privateKeyPEM: pem, topic: "app", environment: .production,
             otherEnvironment: broken)
-        let error = #expect(throws: APNsError.self) { _ = try APNsAdapter(configuration: settings, logger: Logger(label: "t")) }
+        let error = #expect(throws: APNsError.self) { _ = try APNsAdapter(configuration: settings, logger: Logger.forTest("t")) }
         #expect(error?.code == .invalidPrivateKey && error?.message.contains("sandbox") == true)
         #expect(error?.message.contains("not a key") == false)
         // One key for both environments mints one provider token for both.
@@ -302,7 +302,7 @@ import Testing
             configuration: APNsSettings(
                 host: "127.0.0.1", port: 1, teamID: "T", keyID: "K", privateKeyPEM: pem, topic: "app", environment: .production,
                 otherEnvironment: other),
-            logger: Logger(label: "t"))
+            logger: Logger.forTest("t"))
         #expect(shared.routes.count == 2 && shared.routes[0].providerToken === shared.routes[1].providerToken)
     }
 }

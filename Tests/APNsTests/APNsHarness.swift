@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -49,7 +50,7 @@ struct APNsHarness {
         clock: ManualWallClock? = nil,
         _ body: (APNsHarness) async throws -> T
     ) async throws -> T {
-        let logger = Logger(label: "apns-test")
+        let logger = Logger.forTest("apns-test")
         let emulatorClock: any WallClock = clock ?? SystemWallClock()
         let emulator = APNsEmulator(
             configuration: APNsEmulatorConfiguration(
@@ -83,7 +84,7 @@ struct APNsHarness {
         unregisteredTokens: APNsEmulatorEnvironment? = nil,
         rememberedDevices: Int = 1000,
         delivery: DeliveryConfiguration = fast,
-        logger: Logger = Logger(label: "apns-test"),
+        logger: Logger = Logger.forTest("apns-test"),
         _ body: (APNsHarness) async throws -> T
     ) async throws -> T {
         let emulator = APNsEmulator(
@@ -123,7 +124,7 @@ struct APNsHarness {
 
     private static func run<T: Sendable>(
         emulator: APNsEmulator, adapter: APNsAdapter, delivery: DeliveryConfiguration,
-        logger: Logger = Logger(label: "apns-test"), _ body: (APNsHarness) async throws -> T
+        logger: Logger = Logger.forTest("apns-test"), _ body: (APNsHarness) async throws -> T
     ) async throws -> T {
         let store = try await SQLInstallationStore.open(storage: .memory, logger: logger)
         let dispatcher = Dispatcher(store: store, adapters: try AdapterSet([adapter]), configuration: delivery, logger: logger)

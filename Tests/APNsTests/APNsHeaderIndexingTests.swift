@@ -1,5 +1,6 @@
 import AdapterKit
 import Crypto
+import HubTestSupport
 import Logging
 import NIOCore
 import NIOHPACK
@@ -16,7 +17,7 @@ import Testing
             host: "127.0.0.1", port: 1, caCertificatePEM: APNsHarness.tls.caCertificatePEM, teamID: APNsHarness.teamID,
             keyID: APNsHarness.keyID, privateKeyPEM: APNsHarness.signingKey.pemRepresentation, topic: APNsHarness.topic)
         configuration.neverIndexSensitiveHeaders = neverIndexSensitiveHeaders
-        return try APNsAdapter(configuration: configuration, logger: Logger(label: "test"))
+        return try APNsAdapter(configuration: configuration, logger: Logger.forTest("test"))
     }
 
     /// Values of one request only (the device's path, the apns-id) are never indexed: they would evict the entries

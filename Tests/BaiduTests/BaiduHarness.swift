@@ -25,7 +25,7 @@ struct BaiduHarness: Sendable {
         initialBackoffSeconds: 0.01, maximumBackoffSeconds: 0.05)
 
     static var logger: Logger {
-        var logger = Logger(label: "baidu-test")
+        var logger = Logger.forTest("baidu-test")
         logger.logLevel = .warning
         return logger
     }

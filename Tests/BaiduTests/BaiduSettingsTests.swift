@@ -1,5 +1,6 @@
 import AdapterKit
 import Baidu
+import HubTestSupport
 import Logging
 import NotificationHub
 import Testing
@@ -50,7 +51,7 @@ import Testing
         let bad = BaiduSettings(apiKey: "k", secretKey: "s", batchSize: 0)
         #expect(bad.problems.map(\.key) == ["batchSize"])
         #expect {
-            try BaiduAdapter(settings: bad, logger: Logger(label: "test"))
+            try BaiduAdapter(settings: bad, logger: Logger.forTest("test"))
         } throws: { error in
             (error as? HubError)?.code == .invalidConfiguration && (error as? HubError)?.message.contains("batchSize") == true
         }

@@ -1,5 +1,6 @@
 import Baidu
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -8,9 +9,9 @@ import Testing
 
 @Suite struct BaiduValidationTests {
     static let adapter = try! BaiduAdapter(
-        settings: BaiduSettings(apiKey: "Ljc710pzAa99GULCo8y48NvB", secretKey: "s"), logger: Logger(label: "test"))
+        settings: BaiduSettings(apiKey: "Ljc710pzAa99GULCo8y48NvB", secretKey: "s"), logger: Logger.forTest("test"))
     static let iosAdapter = try! BaiduAdapter(
-        settings: BaiduSettings(apiKey: "Ljc710pzAa99GULCo8y48NvB", secretKey: "s", deviceType: .ios), logger: Logger(label: "test"))
+        settings: BaiduSettings(apiKey: "Ljc710pzAa99GULCo8y48NvB", secretKey: "s", deviceType: .ios), logger: Logger.forTest("test"))
 
     @Test(arguments: [
         "1061541468263391234-3748092266370017686",

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HubTestSupport
 import Logging
 import NotificationHub
 import PushEmulator
@@ -167,7 +168,7 @@ final class LoadTally: Sendable {
         let file = directory + "/hub.yaml"
         try Self.yaml(directory: directory, apns: apns, variant: 0, broken: false).write(toFile: file, atomically: true, encoding: .utf8)
         let users = 400
-        let setup = try await HubDatabases.open(storage: .sqlite(path: directory + "/hub.sqlite"), logger: Logger(label: "setup"))
+        let setup = try await HubDatabases.open(storage: .sqlite(path: directory + "/hub.sqlite"), logger: Logger.forTest("setup"))
         try await SQLInstallationStore(database: setup).upsert(
             contentsOf: (0..<users).map {
                 Installation(

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -151,7 +152,7 @@ import Testing
         // A hub whose store already holds a campaign audience; three of those devices are gone from APNs.
         let apns = try await EmulatedAPNs.start(directory: directory)
         let database = directory + "/hub.sqlite"
-        let setup = try await HubDatabases.open(storage: .sqlite(path: database), logger: Logger(label: "console-test"))
+        let setup = try await HubDatabases.open(storage: .sqlite(path: database), logger: Logger.forTest("console-test"))
         try await SQLInstallationStore(database: setup).upsert(
             contentsOf: (0..<Self.campaignDevices).map {
                 Installation(

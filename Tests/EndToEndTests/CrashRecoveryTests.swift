@@ -1,4 +1,5 @@
 import Foundation
+import HubTestSupport
 import Logging
 import NotificationHub
 import PushEmulator
@@ -41,7 +42,7 @@ import Testing
             .write(toFile: configurationPath, atomically: true, encoding: .utf8)
 
         // The installations and the accepted notification are in the database before the hub starts.
-        let logger = Logger(label: "crash-test")
+        let logger = Logger.forTest("crash-test")
         let setup = try await HubDatabases.open(storage: .sqlite(path: database), logger: logger)
         let installations = SQLInstallationStore(database: setup)
         try await installations.upsert(

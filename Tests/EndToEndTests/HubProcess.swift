@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HubTestSupport
 import Logging
 import NotificationHub
 import PushEmulator
@@ -141,7 +142,7 @@ struct EmulatedAPNs {
                 port: 0, teamID: teamID, keyID: keyID, publicKey: key.publicKey, topics: [topic],
                 initialConcurrentStreams: 1, maximumConcurrentStreams: 1000, tokenMaximumAge: 3600,
                 tokenMinimumRefreshInterval: 0, clock: SystemWallClock()),
-            tls: tls, logger: Logger(label: "emulator"))
+            tls: tls, logger: Logger.forTest("emulator"))
         let port = try await emulator.start()
         return EmulatedAPNs(emulator: emulator, port: port, directory: directory)
     }

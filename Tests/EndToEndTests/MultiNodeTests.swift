@@ -170,7 +170,7 @@ import Testing
         /// Waits for a notification's final state.
         func waitForFinal(_ id: String, timeout: Duration = .seconds(240)) async throws -> NotificationRecord? {
             let database = try await HubDatabases.open(
-                storage: .postgres(try .init(url: url, schema: schema)), logger: Logger(label: "multi-node"))
+                storage: .postgres(try .init(url: url, schema: schema)), logger: Logger.forTest("multi-node"))
             let store = SQLNotificationStore(database: database)
             var record: NotificationRecord?
             _ = try await waitUntil(timeout: timeout) {
@@ -184,7 +184,7 @@ import Testing
         /// Partitions a node holds an unexpired lease on now.
         func leasesHeld(by node: String) async throws -> Int {
             let database = try await HubDatabases.open(
-                storage: .postgres(try .init(url: url, schema: schema)), logger: Logger(label: "multi-node"))
+                storage: .postgres(try .init(url: url, schema: schema)), logger: Logger.forTest("multi-node"))
             let rows = try await database.read(
                 """
                 SELECT COUNT(*) AS n FROM notification_partitions
@@ -205,7 +205,7 @@ import Testing
     /// Stores the installations: each tagged `everyone`, the first ``users`` also `user:<i>`.
     static func prepare(url: String, schema: String) async throws {
         let database = try await HubDatabases.open(
-            storage: .postgres(try .init(url: url, schema: schema)), logger: Logger(label: "multi-node"))
+            storage: .postgres(try .init(url: url, schema: schema)), logger: Logger.forTest("multi-node"))
         try await SQLInstallationStore(database: database).upsert(
             contentsOf: (0..<devices).map {
                 Installation(

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HubTestSupport
 import Logging
 import NotificationHub
 import PushEmulator
@@ -57,7 +58,7 @@ import FoundationNetworking
             \(apns.adapterYAML)
             """
         try configuration.write(toFile: directory + "/hub.yaml", atomically: true, encoding: .utf8)
-        let setup = try await HubDatabases.open(storage: .sqlite(path: database), logger: Logger(label: "setup"))
+        let setup = try await HubDatabases.open(storage: .sqlite(path: database), logger: Logger.forTest("setup"))
         try await SQLInstallationStore(database: setup).upsert(
             contentsOf: (0..<Self.users).map {
                 Installation(

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HTTPTypes
+import HubTestSupport
 import Hummingbird
 import Logging
 import NIOCore
@@ -71,7 +72,7 @@ import Testing
         let port = try #require(bound.withLock { $0 })
 
         let database = directory + "/hub.sqlite"
-        let setup = try await HubDatabases.open(storage: .sqlite(path: database), logger: Logger(label: "webhook-crash"))
+        let setup = try await HubDatabases.open(storage: .sqlite(path: database), logger: Logger.forTest("webhook-crash"))
         try await SQLInstallationStore(database: setup).upsert(
             contentsOf: (0..<Self.devices).map {
                 Installation(

@@ -1,5 +1,6 @@
 import FCM
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -28,7 +29,7 @@ struct FCMHarness: Sendable {
         initialBackoffSeconds: 0.01, maximumBackoffSeconds: 0.05)
 
     static var logger: Logger {
-        var logger = Logger(label: "fcm-test")
+        var logger = Logger.forTest("fcm-test")
         logger.logLevel = .warning
         return logger
     }
@@ -132,7 +133,7 @@ struct FCMHarness: Sendable {
     /// Delivers one payload straight through the adapter (to read a single result with its `retryAfter`).
     func deliver(
         _ format: NotificationFormat, _ body: String, to token: String, with adapter: FCMAdapter? = nil,
-        logger: Logger = Logger(label: "fcm-test")
+        logger: Logger = Logger.forTest("fcm-test")
     ) async -> DeliveryResult {
         let delivery = Delivery(
             notificationID: "n", installationID: nil, platform: format == .gcm ? .gcm : .fcmv1,

@@ -24,7 +24,7 @@ struct HMSHarness: Sendable {
         initialBackoffSeconds: 0.01, maximumBackoffSeconds: 0.05)
 
     static var logger: Logger {
-        var logger = Logger(label: "hms-test")
+        var logger = Logger.forTest("hms-test")
         logger.logLevel = .warning
         return logger
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HMS
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -7,7 +8,7 @@ import Testing
 
 @Suite struct HMSValidationTests {
     static let adapter = try! HMSAdapter(
-        settings: HMSSettings(appID: "10000001", clientSecret: "s"), logger: Logger(label: "test"))
+        settings: HMSSettings(appID: "10000001", clientSecret: "s"), logger: Logger.forTest("test"))
 
     @Test(arguments: [
         "IQAAAACy0Kj4AAD3hGjH3uCXwN0N4o9o5z4b2w-Yh0kX6n1t8Yw",

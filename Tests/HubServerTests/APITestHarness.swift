@@ -19,7 +19,7 @@ struct APITestHarness {
 
     /// The default logger: warnings and above, so thousands of requests do not flood the test output.
     static var quietLogger: Logger {
-        var logger = Logger(label: "test")
+        var logger = Logger.forTest("test")
         logger.logLevel = .warning
         return logger
     }

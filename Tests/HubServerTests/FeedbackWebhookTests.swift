@@ -68,7 +68,7 @@ import Testing
                 url: url, headers: ["Authorization": "Bearer hook-secret"], batchSize: 2, pollIntervalSeconds: 0.02,
                 maximumBackoffSeconds: 0.05)
             try await APITestHarness.run { api in
-                let webhook = FeedbackWebhook(hub: api.hub, settings: settings, client: client, logger: Logger(label: "test"))
+                let webhook = FeedbackWebhook(hub: api.hub, settings: settings, client: client, logger: Logger.forTest("test"))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await webhook.run() }
                     for id in ["a", "b", "c", "d", "e"] {

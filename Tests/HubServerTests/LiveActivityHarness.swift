@@ -41,7 +41,7 @@ struct LiveActivityHarness {
         expiredChannelPolicy: DeliveryConfiguration.ExpiredChannelPolicy = .markExpired,
         _ body: @Sendable (LiveActivityHarness) async throws -> Void
     ) async throws {
-        var logger = Logger(label: "liveactivity-test")
+        var logger = Logger.forTest("liveactivity-test")
         logger.logLevel = .warning
         let emulator = APNsEmulator(
             configuration: APNsEmulatorConfiguration(

@@ -1,3 +1,4 @@
+import HubTestSupport
 import Hummingbird
 import Logging
 import ServiceLifecycle
@@ -17,7 +18,7 @@ enum LoopbackServer {
         _ router: Router<BasicRequestContext>, _ body: @Sendable (Int) async throws -> T
     ) async throws -> T {
         let port = Mutex<Int?>(nil)
-        let logger = Logger(label: "loopback")
+        let logger = Logger.forTest("loopback")
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in port.withLock { $0 = channel.localAddress?.port } }, logger: logger)

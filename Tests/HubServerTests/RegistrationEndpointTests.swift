@@ -208,7 +208,7 @@ import Testing
         let browser = BrowserTestAdapter()
         let configuration = HubConfiguration(
             name: "demo", keys: APITestHarness.keys, storage: .memory, adapters: try AdapterSet([browser]))
-        let hub = try await Hub.open(configuration: configuration, logger: Logger(label: "test"))
+        let hub = try await Hub.open(configuration: configuration, logger: Logger.forTest("test"))
         let app = Application(router: try HubAPI(hubs: [hub]).makeRouter())
         do {
             try await app.test(.router) { client in
@@ -341,7 +341,7 @@ import Testing
         let apple = RecordingAdapter(platform: .apns, format: .apple)
         let configuration = HubConfiguration(
             name: "demo", keys: APITestHarness.keys, storage: .memory, adapters: try AdapterSet([apple]))
-        let hub = try await Hub.open(configuration: configuration, logger: Logger(label: "test"))
+        let hub = try await Hub.open(configuration: configuration, logger: Logger.forTest("test"))
         let app = Application(router: try HubAPI(hubs: [hub]).makeRouter(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         let output: (String, String)
         do {
@@ -408,6 +408,10 @@ import Testing
                     process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
                     process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
                     try process.run()
+                    // A client that hangs (a request never answered) is stopped instead of holding the suite.
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 120) {
+                        if process.isRunning { process.terminate() }
+                    }
                     process.waitUntilExit()
                     continuation.resume(returning: process.terminationStatus)
                 } catch {

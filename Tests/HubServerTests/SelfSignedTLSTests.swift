@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HubServer
+import HubTestSupport
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -28,11 +29,11 @@ import Testing
         let api = try HubAPI(hubs: [])
         let port = Mutex(0)
         let started = AsyncStream<Void>.makeStream()
-        let application = try HubApplication.make(api: api, server: server, logger: Logger(label: "test")) { channel in
+        let application = try HubApplication.make(api: api, server: server, logger: Logger.forTest("test")) { channel in
             port.withLock { $0 = channel.localAddress?.port ?? 0 }
             started.continuation.yield()
         }
-        let services = ServiceGroup(services: [application], logger: Logger(label: "test"))
+        let services = ServiceGroup(services: [application], logger: Logger.forTest("test"))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await services.run() }
             for await _ in started.stream { break }

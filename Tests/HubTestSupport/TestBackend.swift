@@ -28,7 +28,7 @@ public enum TestBackend: String, Sendable, CaseIterable, CustomTestStringConvert
     }
 
     /// Opens a fresh, empty, migrated database on the current backend (PostgreSQL: a new schema).
-    public static func openDatabase(logger: Logger = Logger(label: "test")) async throws -> any HubDatabase {
+    public static func openDatabase(logger: Logger = Logger.forTest("test")) async throws -> any HubDatabase {
         switch current {
         case .sqlite:
             return try await HubDatabases.open(storage: .memory, logger: logger)

@@ -20,7 +20,7 @@ import Testing
                 configuration: HubConfiguration(name: "demo", delivery: DispatcherTests.fast, adapters: try AdapterSet([adapter])),
                 installations: store, notifications: SQLNotificationStore(database: store.database),
                 secureNotifications: SQLSecureNotificationStore(database: store.database), clock: clock,
-                logger: Logger(label: "test"))
+                logger: Logger.forTest("test"))
             return try await body(hub, store, adapter)
         }
     }

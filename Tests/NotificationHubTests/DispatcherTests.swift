@@ -20,7 +20,7 @@ import Testing
             let adapter = RecordingAdapter()
             let dispatcher = Dispatcher(
                 store: store, adapters: try AdapterSet([adapter]), configuration: configuration,
-                logger: Logger(label: "test"))
+                logger: Logger.forTest("test"))
             return try await body(store, adapter, dispatcher)
         }
     }
@@ -35,8 +35,8 @@ import Testing
         let hub = Hub(
             configuration: HubConfiguration(name: "demo", delivery: configuration, adapters: try AdapterSet([adapter])),
             installations: store, notifications: notifications,
-            secureNotifications: SQLSecureNotificationStore(database: store.database), logger: Logger(label: "test"))
-        let services = ServiceGroup(services: [hub], logger: Logger(label: "test"))
+            secureNotifications: SQLSecureNotificationStore(database: store.database), logger: Logger.forTest("test"))
+        let services = ServiceGroup(services: [hub], logger: Logger.forTest("test"))
         return try await withThrowingTaskGroup(of: NotificationRecord?.self) { group in
             group.addTask {
                 try await services.run()

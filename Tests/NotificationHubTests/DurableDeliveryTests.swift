@@ -37,7 +37,7 @@ import Testing
             let adapter = RecordingAdapter()
             let dispatcher = Dispatcher(
                 store: store, adapters: try AdapterSet([adapter]), configuration: Self.configuration,
-                logger: Logger(label: "test"))
+                logger: Logger.forTest("test"))
             return try await body(store, adapter, dispatcher)
         }
     }
@@ -227,7 +227,7 @@ import Testing
             configuration.concurrency = 8
             configuration.platformConcurrency = ["test": limit]
             let dispatcher = Dispatcher(
-                store: store, adapters: try AdapterSet([adapter]), configuration: configuration, logger: Logger(label: "test"))
+                store: store, adapters: try AdapterSet([adapter]), configuration: configuration, logger: Logger.forTest("test"))
             try await withThrowingTaskGroup(of: DispatchSummary.self) { group in
                 for _ in 0..<3 {
                     group.addTask { try await dispatcher.dispatch(Notification(format: Self.format, body: "x", audience: .all)) }
@@ -291,7 +291,7 @@ import Testing
             configuration: HubConfiguration(name: "demo", delivery: delivery, adapters: try AdapterSet([adapter])),
             installations: store, notifications: notifications,
             secureNotifications: SQLSecureNotificationStore(database: store.database), database: store.database,
-            clock: clock, logger: Logger(label: "test"))
+            clock: clock, logger: Logger.forTest("test"))
     }
 
     /// Claims a store's next work for `owner`, expecting some.
@@ -372,7 +372,7 @@ import Testing
                 Hub(
                     configuration: HubConfiguration(name: "demo", delivery: delivery, adapters: try AdapterSet([adapter])),
                     installations: store, notifications: notifications, secureNotifications: secure,
-                    logger: Logger(label: "test"))
+                    logger: Logger.forTest("test"))
             }
             let notification = Notification(format: Self.format, body: "x", audience: .all)
             try await withThrowingTaskGroup(of: Void.self) { group in

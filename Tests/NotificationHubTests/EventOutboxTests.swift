@@ -169,7 +169,7 @@ import Testing
     @Test func eventsOutliveTheProcessThatWroteThem() async throws {
         let path = NSTemporaryDirectory() + "outbox-\(UUID().uuidString).sqlite"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let logger = Logger(label: "test")
+        let logger = Logger.forTest("test")
         let first = try await HubDatabases.open(storage: .sqlite(path: path), logger: logger)
         try await EventOutbox(database: first).subscribe([("a", .notificationCompleted)])
         let notification = Notification(format: Self.format, body: "x", audience: .all)

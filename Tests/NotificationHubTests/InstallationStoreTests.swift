@@ -285,11 +285,11 @@ import Testing
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).sqlite").path
             defer { try? FileManager.default.removeItem(atPath: path) }
             do {
-                let store = try await SQLInstallationStore.open(storage: .sqlite(path: path), logger: Logger(label: "test"))
+                let store = try await SQLInstallationStore.open(storage: .sqlite(path: path), logger: Logger.forTest("test"))
                 _ = try await store.upsert(Self.installation("kept", tags: ["x"]))
                 try await store.database.close()
             }
-            let reopened = try await SQLInstallationStore.open(storage: .sqlite(path: path), logger: Logger(label: "test"))
+            let reopened = try await SQLInstallationStore.open(storage: .sqlite(path: path), logger: Logger.forTest("test"))
             let tags = try await reopened.installation(id: "kept")?.tags
             try await reopened.database.close()
             #expect(tags == ["x"])

@@ -27,7 +27,7 @@ import Testing
             configuration: HubConfiguration(name: "demo", delivery: delivery, adapters: try AdapterSet([adapter])),
             installations: store, notifications: notifications,
             secureNotifications: SQLSecureNotificationStore(database: store.database), database: store.database,
-            clock: clock ?? SystemWallClock(), deadlineClock: clock, logger: Logger(label: "test"))
+            clock: clock ?? SystemWallClock(), deadlineClock: clock, logger: Logger.forTest("test"))
         let notification = Notification(format: DurableDeliveryTests.format, body: "x", audience: .all)
         _ = try await notifications.enqueue(notification, scheduledTime: nil, idempotencyKey: nil)
         return (hub, notifications, adapter, notification.id, store.database)

@@ -36,10 +36,10 @@ import Testing
                 .init(tag: "user:u4", after: 0, platforms: ["test", "other"], limit: 1000),
                 .init(tag: "user:nobody", after: 0, platforms: ["test"], limit: 1000),
             ]
-        let combined = try await PostgresAddressPages.read(requests, client: database.client, logger: Logger(label: "test"))
+        let combined = try await PostgresAddressPages.read(requests, client: database.client, logger: Logger.forTest("test"))
         #expect(combined.count == requests.count)
         for (request, rows) in zip(requests, combined) {
-            let alone = try await PostgresAddressPages.read([request], client: database.client, logger: Logger(label: "test"))
+            let alone = try await PostgresAddressPages.read([request], client: database.client, logger: Logger.forTest("test"))
             #expect(rows.map { $0.string("id") } == alone[0].map { $0.string("id") }, "\(request.tag) \(request.platforms)")
         }
         #expect(combined[3].count == 3)
@@ -50,7 +50,7 @@ import Testing
         let after = try #require(combined[6].last?.int64("rid"))
         let next = try await PostgresAddressPages.read(
             [.init(tag: "user:u5", after: after, platforms: ["test"], limit: 2), .init(tag: "user:u1", after: 0, platforms: ["test"], limit: 2)],
-            client: database.client, logger: Logger(label: "test"))
+            client: database.client, logger: Logger.forTest("test"))
         #expect(next[0].map { $0.string("id") } == ["u5d2", "u5d3"])
         #expect(next[1].map { $0.string("id") } == ["u1d0"])
         try await store.database.close()

@@ -10,7 +10,7 @@ import HubTestSupport
     @Test func limitsSurviveAReloadUnlessTheirSettingsChange() async throws {
         try await InstallationStoreTests.withStore { store in
             let adapters = try AdapterSet([RecordingAdapter()])
-            let first = Dispatcher(store: store, adapters: adapters, configuration: DeliveryConfiguration(), logger: Logger(label: "test"))
+            let first = Dispatcher(store: store, adapters: adapters, configuration: DeliveryConfiguration(), logger: Logger.forTest("test"))
             var paged = DeliveryConfiguration()
             paged.pageSize = 500
             let kept = first.replacing(adapters: adapters, configuration: paged)

@@ -86,7 +86,7 @@ import WNS
                     strings: ["EgBgenerated", "invalid_client", "", "86400", "nan", "1e300", "-1"])
                 hub.emulator.recorder.faults = FaultInjection(tokenAnswer: RawAnswer(answer))
                 // A new adapter has no cached token: it asks the token endpoint.
-                let adapter = WNSAdapter(configuration: configuration, logger: Logger(label: "wns"))
+                let adapter = WNSAdapter(configuration: configuration, logger: Logger.forTest("wns"))
                 let delivery = Delivery(
                     notificationID: "n", installationID: nil, platform: .wns,
                     pushChannel: .handle(hub.emulator.channelURI(id: "c")), format: .windows,

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -19,7 +20,7 @@ import Testing
     static func withEmulator(_ body: (WNSEmulator, HTTPClient) async throws -> Void) async throws {
         let emulator = WNSEmulator(
             settings: .init(packageSID: WNSHarness.packageSID, clientSecret: WNSHarness.clientSecret),
-            tls: WNSHarness.tls, logger: Logger(label: "e"))
+            tls: WNSHarness.tls, logger: Logger.forTest("e"))
         try await emulator.start()
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([try WNSHarness.tls.caCertificate()])

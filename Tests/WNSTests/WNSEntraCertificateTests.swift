@@ -92,12 +92,12 @@ struct TestCertificate: Sendable {
                 configuration.clientSecret = ""
                 configuration.certificate = certificate
                 configuration.tokenEndpoint = endpoint?(harness.emulator) ?? harness.emulator.entraTokenEndpoint()
-                let adapter = WNSAdapter(configuration: configuration, clock: clock, logger: Logger(label: "wns-entra-cert"))
+                let adapter = WNSAdapter(configuration: configuration, clock: clock, logger: Logger.forTest("wns-entra-cert"))
                 let entra = WNSHarness(
                     emulator: harness.emulator, adapter: adapter, store: harness.store,
                     dispatcher: Dispatcher(
                         store: harness.store, adapters: try AdapterSet([adapter]), configuration: WNSHarness.fast,
-                        logger: Logger(label: "dispatcher")))
+                        logger: Logger.forTest("dispatcher")))
                 do {
                     let result = try await body(entra)
                     try await adapter.shutdown()
@@ -238,7 +238,7 @@ struct TestCertificate: Sendable {
             { harness in
                 var configuration = harness.adapter.configuration
                 configuration.tokenEndpoint = harness.emulator.entraTokenEndpoint()
-                let adapter = WNSAdapter(configuration: configuration, logger: Logger(label: "wns"))
+                let adapter = WNSAdapter(configuration: configuration, logger: Logger.forTest("wns"))
                 let uri = harness.emulator.createChannel(id: "c")
                 let delivery = Delivery(
                     notificationID: "n", installationID: nil, platform: .wns, pushChannel: .handle(uri), format: .windows,
@@ -513,7 +513,7 @@ struct TestCertificate: Sendable {
         let emulator = try #require(
             try WNSEmulatorFactory.makeEmulator(
                 configuration: node,
-                context: EmulatorContext(directory: directory + "/out", tls: WNSHarness.tls, logger: Logger(label: "t")))
+                context: EmulatorContext(directory: directory + "/out", tls: WNSHarness.tls, logger: Logger.forTest("t")))
                 as? WNSEmulator)
         node.rejectUnknownKeys()
         #expect(root.problems.isEmpty, "\(root.problems)")
@@ -525,7 +525,7 @@ struct TestCertificate: Sendable {
             file: directory + "/hub.yaml", environment: [:])
         _ = try WNSEmulatorFactory.makeEmulator(
             configuration: bad.child("wns"),
-            context: EmulatorContext(directory: directory + "/out2", tls: WNSHarness.tls, logger: Logger(label: "t")))
+            context: EmulatorContext(directory: directory + "/out2", tls: WNSHarness.tls, logger: Logger.forTest("t")))
         #expect(bad.problems.contains { $0.message.contains("clientSecret, certificates (PEM files), or both") })
     }
 }

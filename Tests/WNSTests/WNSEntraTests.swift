@@ -35,12 +35,12 @@ import WNS
                 // The endpoint depends on the emulator's bound port: rebuild the adapter's settings with it.
                 var configuration = harness.adapter.configuration
                 configuration.tokenEndpoint = endpoint?(harness.emulator) ?? harness.emulator.entraTokenEndpoint(tenantID: tenant)
-                let adapter = WNSAdapter(configuration: configuration, logger: Logger(label: "wns-entra"))
+                let adapter = WNSAdapter(configuration: configuration, logger: Logger.forTest("wns-entra"))
                 let entra = WNSHarness(
                     emulator: harness.emulator, adapter: adapter, store: harness.store,
                     dispatcher: Dispatcher(
                         store: harness.store, adapters: try AdapterSet([adapter]), configuration: WNSHarness.fast,
-                        logger: Logger(label: "dispatcher")))
+                        logger: Logger.forTest("dispatcher")))
                 do {
                     let result = try await body(entra)
                     try await adapter.shutdown()
@@ -273,7 +273,7 @@ import WNS
         let emulator = try #require(
             try WNSEmulatorFactory.makeEmulator(
                 configuration: node,
-                context: EmulatorContext(directory: directory, tls: WNSHarness.tls, logger: Logger(label: "t"))) as? WNSEmulator)
+                context: EmulatorContext(directory: directory, tls: WNSHarness.tls, logger: Logger.forTest("t"))) as? WNSEmulator)
         node.rejectUnknownKeys()
         #expect(root.problems.isEmpty, "\(root.problems)")
         #expect(emulator.settings.entra == .init(tenantID: "demo-tenant", clientID: "demo-client", clientSecret: "demo-entra-secret"))

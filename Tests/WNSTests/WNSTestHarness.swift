@@ -1,4 +1,5 @@
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -31,17 +32,17 @@ struct WNSHarness {
     ) async throws -> T {
         var settings = WNSEmulator.Settings(packageSID: packageSID, clientSecret: clientSecret)
         emulatorSettings(&settings)
-        let emulator = WNSEmulator(settings: settings, tls: tls, logger: Logger(label: "wns-emulator"))
+        let emulator = WNSEmulator(settings: settings, tls: tls, logger: Logger.forTest("wns-emulator"))
         try await emulator.start()
         var configuration = WNSSettings(
             packageSID: packageSID, clientSecret: clientSecret, tokenEndpoint: emulator.tokenEndpoint,
             additionalTrustRoots: [try tls.caCertificate()], allowedChannelHosts: ["127.0.0.1:\(emulator.port)"],
             maximumConnections: 8, maximumConcurrentRequests: 64, requestTimeout: .seconds(10))
         adapterSettings(&configuration)
-        let adapter = WNSAdapter(configuration: configuration, clock: clock, logger: Logger(label: "wns"))
-        let store = try await SQLInstallationStore.open(storage: .memory, logger: Logger(label: "store"))
+        let adapter = WNSAdapter(configuration: configuration, clock: clock, logger: Logger.forTest("wns"))
+        let store = try await SQLInstallationStore.open(storage: .memory, logger: Logger.forTest("store"))
         let dispatcher = Dispatcher(
-            store: store, adapters: try AdapterSet([adapter]), configuration: delivery, logger: Logger(label: "dispatcher"))
+            store: store, adapters: try AdapterSet([adapter]), configuration: delivery, logger: Logger.forTest("dispatcher"))
         let harness = WNSHarness(emulator: emulator, adapter: adapter, store: store, dispatcher: dispatcher)
         do {
             let result = try await body(harness)

@@ -1,4 +1,5 @@
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -10,7 +11,7 @@ import WNS
     static let adapter = WNSAdapter(
         configuration: WNSSettings(
             packageSID: "ms-app://s-1-15-2-x", clientSecret: "s", allowedChannelHosts: ["127.0.0.1:4445", "wns.local"]),
-        logger: Logger(label: "test"))
+        logger: Logger.forTest("test"))
 
     @Test(arguments: [
         "https://db5p.notify.windows.com/?token=AwYAAAD",
@@ -140,7 +141,7 @@ import WNS
         let node = root.child("adapter")
         _ = node.string("type")
         let adapter = try #require(
-            WNSAdapterFactory.makeAdapter(configuration: node, context: AdapterContext(hubName: "h", logger: Logger(label: "t"))))
+            WNSAdapterFactory.makeAdapter(configuration: node, context: AdapterContext(hubName: "h", logger: Logger.forTest("t"))))
         node.rejectUnknownKeys()
         #expect(root.problems.isEmpty)
         #expect(adapter.descriptor.platforms == [.wns])
@@ -155,7 +156,7 @@ import WNS
                   tokenEndpoint: "::"
                 """, file: "hub.yaml", environment: [:])
         let adapter = WNSAdapterFactory.makeAdapter(
-            configuration: root.child("adapter"), context: AdapterContext(hubName: "h", logger: Logger(label: "t")))
+            configuration: root.child("adapter"), context: AdapterContext(hubName: "h", logger: Logger.forTest("t")))
         #expect(adapter == nil)
         let messages = root.problems.map(\.message)
         #expect(messages.contains { $0.contains("packageSid") })
@@ -177,7 +178,7 @@ import WNS
         let emulator = try #require(
             try WNSEmulatorFactory.makeEmulator(
                 configuration: node,
-                context: EmulatorContext(directory: directory, tls: WNSHarness.tls, logger: Logger(label: "t"))))
+                context: EmulatorContext(directory: directory, tls: WNSHarness.tls, logger: Logger.forTest("t"))))
         node.rejectUnknownKeys()
         #expect(root.problems.isEmpty)
         #expect(emulator.name == "wns")

@@ -1,4 +1,5 @@
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -15,7 +16,7 @@ import WNS
     static let sdkBadge = #"<?xml version="1.0" encoding="utf-16"?><badge value="7" />"#
 
     static let adapter = WNSAdapter(
-        configuration: WNSSettings(packageSID: "ms-app://s-1-15-2-x", clientSecret: "s"), logger: Logger(label: "t"))
+        configuration: WNSSettings(packageSID: "ms-app://s-1-15-2-x", clientSecret: "s"), logger: Logger.forTest("t"))
 
     /// The headers the SDK sends with a toast, tile or badge (beside the hub's own `ServiceBusNotification-*`).
     static func sdkHeaders(_ type: String) -> NotificationHeaders {

@@ -1,4 +1,5 @@
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -24,7 +25,7 @@ struct WebPushHarness: Sendable {
         initialBackoffSeconds: 0.01, maximumBackoffSeconds: 0.05)
 
     static var logger: Logger {
-        var logger = Logger(label: "webpush-test")
+        var logger = Logger.forTest("webpush-test")
         logger.logLevel = .warning
         return logger
     }

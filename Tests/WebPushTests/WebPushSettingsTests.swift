@@ -1,5 +1,6 @@
 import AdapterKit
 import Foundation
+import HubTestSupport
 import Logging
 import NotificationHub
 import PushEmulator
@@ -18,7 +19,7 @@ import WebPush
         let node = root.child("adapter")
         _ = node.string("type")
         let adapter = WebPushAdapterFactory.makeAdapter(
-            configuration: node, context: AdapterContext(hubName: "demo", logger: Logger(label: "test")))
+            configuration: node, context: AdapterContext(hubName: "demo", logger: Logger.forTest("test")))
         node.rejectUnknownKeys()
         return (adapter, root.problems)
     }

@@ -1,6 +1,7 @@
 import AdapterKit
 import Crypto
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -19,7 +20,7 @@ import WebPush
         try WebPushAdapter(
             configuration: WebPushSettings(
                 subject: "mailto:ops@example.com", vapidKeys: keys, endpointPolicy: try WebPushEndpointPolicy(allowedHosts: hosts)),
-            logger: Logger(label: "test"))
+            logger: Logger.forTest("test"))
     }
 
     static func channel(endpoint: String, p256dh: String = p256dh, auth: String = auth) -> PushChannel {

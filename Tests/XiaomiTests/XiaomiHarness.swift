@@ -25,7 +25,7 @@ struct XiaomiHarness: Sendable {
         initialBackoffSeconds: 0.01, maximumBackoffSeconds: 0.05)
 
     static var logger: Logger {
-        var logger = Logger(label: "xiaomi-test")
+        var logger = Logger.forTest("xiaomi-test")
         logger.logLevel = .warning
         return logger
     }

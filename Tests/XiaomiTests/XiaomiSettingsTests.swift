@@ -1,4 +1,5 @@
 import AdapterKit
+import HubTestSupport
 import Logging
 import NotificationHub
 import Testing
@@ -71,7 +72,7 @@ import Xiaomi
         let bad = XiaomiSettings(appSecret: "s", packageNames: ["com.example.app"], batchSize: 0)
         #expect(bad.problems.map(\.key) == ["batchSize"])
         #expect {
-            try XiaomiAdapter(settings: bad, logger: Logger(label: "test"))
+            try XiaomiAdapter(settings: bad, logger: Logger.forTest("test"))
         } throws: { error in
             (error as? HubError)?.code == .invalidConfiguration && (error as? HubError)?.message.contains("batchSize") == true
         }
@@ -85,7 +86,7 @@ extension XiaomiSettingsTests {
         let node = ConfigurationNode.parse(
             yaml: "appSecret: s\npackageNames: [com.example.app]\nregion: europe\nbatchSize: 500\n", file: "hub.yaml", environment: [:])
         let adapter = try #require(
-            XiaomiAdapterFactory.makeAdapter(configuration: node, context: AdapterContext(hubName: "demo", logger: Logger(label: "test")))
+            XiaomiAdapterFactory.makeAdapter(configuration: node, context: AdapterContext(hubName: "demo", logger: Logger.forTest("test")))
                 as? XiaomiAdapter)
         #expect(node.problems.isEmpty)
         #expect(adapter.settings.endpoint == "https://fr-api.xmpush.global.xiaomi.com" && adapter.settings.batchSize == 500)

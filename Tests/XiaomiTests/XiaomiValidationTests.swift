@@ -1,4 +1,5 @@
 import Foundation
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHub
@@ -7,7 +8,7 @@ import Xiaomi
 
 @Suite struct XiaomiValidationTests {
     static let adapter = try! XiaomiAdapter(
-        settings: XiaomiSettings(appSecret: "s", packageNames: ["com.example.app"]), logger: Logger(label: "test"))
+        settings: XiaomiSettings(appSecret: "s", packageNames: ["com.example.app"]), logger: Logger.forTest("test"))
 
     @Test(arguments: [
         "d//igwEhgBGCI2TG6lWqlK3Vr1VdNjOlMmjYbrd3xTE=",
