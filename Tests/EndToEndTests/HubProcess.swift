@@ -32,7 +32,7 @@ final class HubProcess: Sendable {
             throw HubError(.invalidConfiguration, "the hub executable is not built at \(Self.executable)")
         }
         self.logPath = logPath
-        let arguments = ["/bin/bash", "-c", "exec nice -n 19 \"$0\" serve -c \"$1\" >>\"$2\" 2>&1 </dev/null", Self.executable, configuration, logPath]
+        let arguments = ["/bin/bash", "-c", TestChildren.closeInheritedFiles + "exec nice -n 19 \"$0\" serve -c \"$1\" >>\"$2\" 2>&1 </dev/null", Self.executable, configuration, logPath]
         var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for argument in cArguments { free(argument) } }
         var pid: pid_t = 0

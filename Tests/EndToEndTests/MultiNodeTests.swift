@@ -43,14 +43,17 @@ import Testing
         }
     }
 
-    /// A hub.yaml for one node: default delivery settings unless `delivery` says otherwise.
-    static func configuration(apns: EmulatedAPNs, url: String, schema: String, node: String, delivery: DeliverySettings) -> String {
+    /// A hub.yaml for one node: default delivery settings unless `delivery` says otherwise; `storage` holds the
+    /// keys of `storage.postgres` besides `schema` (`url` and any other).
+    static func configuration(
+        apns: EmulatedAPNs, storage: String, schema: String, node: String, delivery: DeliverySettings
+    ) -> String {
         """
         server: {host: 127.0.0.1, port: 0, nodeName: \(node)}
         hubs:
           demo:
             keys: [{name: full, rights: [Manage], primaryKey: \(key)}]
-            storage: {postgres: {url: "\(url)", schema: \(schema)}}
+            storage: {postgres: {\(storage), schema: \(schema)}}
         \(delivery.yaml)    adapters:
         \(apns.adapterYAML)
         """
@@ -64,15 +67,25 @@ import Testing
         let apns: EmulatedAPNs
         let nodes: [HubProcess]
         let ports: [Int]
+        /// Installations stored, each tagged `everyone`; the first `users` also `user:<i>`.
+        var devices = MultiNodeTests.devices
+        var users = MultiNodeTests.users
         let names = ["node-a", "node-b"]
+
+        /// What a node's `storage.postgres` holds besides `schema`, by schema and node index: `url` and any other key.
+        typealias Storage = @Sendable (_ schema: String, _ node: Int) async throws -> String
+
+        var everyDevice: Set<String> { Set((0..<devices).map(EmulatedAPNs.deviceToken)) }
 
         var logs: [String] { nodes.map(\.logPath) }
 
         /// Runs `body` with a started cluster, then kills what still runs and removes its files.
         static func run(
-            delivery: DeliverySettings, proxy: TCPProxy? = nil, url: String? = nil, _ body: (Cluster) async throws -> Void
+            delivery: DeliverySettings, proxy: TCPProxy? = nil, url: String? = nil, devices: Int = MultiNodeTests.devices,
+            users: Int = MultiNodeTests.users, storage: Storage? = nil, _ body: (Cluster) async throws -> Void
         ) async throws {
-            let cluster = try await start(delivery: delivery, proxy: proxy, url: url)
+            let cluster = try await start(
+                delivery: delivery, proxy: proxy, url: url, devices: devices, users: users, storage: storage)
             do {
                 try await body(cluster)
             } catch {
@@ -82,14 +95,18 @@ import Testing
             await cluster.stop()
         }
 
-        /// Starts the nodes; node B reaches the database through `proxy` when given.
-        static func start(delivery: DeliverySettings, proxy: TCPProxy? = nil, url: String? = nil) async throws -> Cluster {
+        /// Starts the nodes; node B reaches the database through `proxy` when given, each node as `storage` says when
+        /// given.
+        static func start(
+            delivery: DeliverySettings, proxy: TCPProxy? = nil, url: String? = nil, devices: Int = MultiNodeTests.devices,
+            users: Int = MultiNodeTests.users, storage: Storage? = nil
+        ) async throws -> Cluster {
             let directory = NSTemporaryDirectory() + "hub-nodes-\(UUID().uuidString.prefix(8))"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let url = try await resolve(url)
             let schema = "nodes_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
             let apns = try await EmulatedAPNs.start(directory: directory)
-            try await MultiNodeTests.prepare(url: url, schema: schema)
+            try await MultiNodeTests.prepare(url: url, schema: schema, devices: devices, users: users)
             var nodes: [HubProcess] = []
             for (index, name) in ["node-a", "node-b"].enumerated() {
                 var nodeURL = url
@@ -98,13 +115,16 @@ import Testing
                     nodeURL = components.string ?? url
                 }
                 let path = directory + "/\(name).yaml"
-                try MultiNodeTests.configuration(apns: apns, url: nodeURL, schema: schema, node: name, delivery: delivery)
+                let keys = try await storage?(schema, index) ?? "url: \"\(nodeURL)\""
+                try MultiNodeTests.configuration(apns: apns, storage: keys, schema: schema, node: name, delivery: delivery)
                     .write(toFile: path, atomically: true, encoding: .utf8)
                 nodes.append(try HubProcess(configuration: path, logPath: directory + "/\(name).log"))
             }
             var ports: [Int] = []
             for node in nodes { ports.append(try await node.port()) }
-            let cluster = Cluster(directory: directory, url: url, schema: schema, apns: apns, nodes: nodes, ports: ports)
+            var cluster = Cluster(directory: directory, url: url, schema: schema, apns: apns, nodes: nodes, ports: ports)
+            cluster.devices = devices
+            cluster.users = users
             // Both nodes count each other before the first send.
             let joined = try await waitUntil(timeout: .seconds(60)) { try await cluster.liveNodes(via: 0).count == 2 }
             #expect(joined, "both nodes are listed: \(cluster.tails)")
@@ -202,12 +222,13 @@ import Testing
         }
     }
 
-    /// Stores the installations: each tagged `everyone`, the first ``users`` also `user:<i>`.
-    static func prepare(url: String, schema: String) async throws {
+    /// Stores the installations `i<first>`… `i<first + devices - 1>`: each tagged `everyone`, those below `users`
+    /// also `user:<i>`.
+    static func prepare(url: String, schema: String, devices: Int = devices, users: Int = users, first: Int = 0) async throws {
         let database = try await HubDatabases.open(
             storage: .postgres(try .init(url: url, schema: schema)), logger: Logger.forTest("multi-node"))
         try await SQLInstallationStore(database: database).upsert(
-            contentsOf: (0..<devices).map {
+            contentsOf: (first..<first + devices).map {
                 Installation(
                     installationID: "i\($0)", platform: .apns, pushChannel: .handle(EmulatedAPNs.deviceToken($0)),
                     tags: $0 < users ? ["everyone", "user:\($0)"] : ["everyone"])
@@ -258,58 +279,68 @@ import Testing
     @Test(arguments: [0, 1])
     func defaultSettingsShareAFanOutAndPerUserSends(accepting: Int) async throws {
         try await Cluster.run(delivery: Self.smallPages) { cluster in
+            try await Self.shareAFanOutAndPerUserSends(cluster, accepting: accepting)
+        }
+    }
 
-            let id = try await cluster.send(via: accepting, tags: "everyone", alert: "fan-out")
-            let record = try await cluster.waitForFinal(id)
-            #expect(record?.state == .completed, "\(cluster.tails)")
-            #expect(record?.summary.count(of: .success) == Self.devices)
-            let fanOut = try await cluster.delivered()
-            let (reached, duplicates) = cluster.duplicates(alert: "fan-out")
-            #expect(reached == Self.everyDevice, "every device receives it")
-            let sources = RepeatSources(logs: cluster.logs)
-            #expect(duplicates <= Self.smallPages.window(partitions: 4) * sources.stops + sources.retries, "\(sources)")
-            // Exactly once between the nodes: every device is counted once (a partition resumed after a lost lease
-            // counts only what it delivered after its checkpoint), and nothing is repeated on the wire but what a
-            // retried delivery may have repeated.
-            if sources.stops == 0 { #expect(fanOut.reduce(0, +) == Self.devices) }
-            if sources.stops == 0 && sources.retries == 0 { #expect(duplicates == 0) }
-            #expect(Self.even(fanOut, total: Self.devices), "each node delivers half of the fan-out: \(fanOut)")
+    /// A fan-out to every device and a per-user send to each user, all accepted by one node: both nodes deliver a
+    /// share of each, every device receives each notification once (nothing repeated but what a stop or a retry may
+    /// repeat), and both nodes are listed with what they delivered; then both shut down gracefully.
+    /// `perUserSpread` false leaves out that both nodes deliver per-user sends (a node that does not listen may find
+    /// them all delivered by the other at its next look for work).
+    static func shareAFanOutAndPerUserSends(_ cluster: Cluster, accepting: Int, perUserSpread: Bool = true) async throws {
+        let id = try await cluster.send(via: accepting, tags: "everyone", alert: "fan-out")
+        let record = try await cluster.waitForFinal(id)
+        #expect(record?.state == .completed, "\(cluster.tails)")
+        #expect(record?.summary.count(of: .success) == cluster.devices)
+        let fanOut = try await cluster.delivered()
+        let (reached, duplicates) = cluster.duplicates(alert: "fan-out")
+        #expect(reached == cluster.everyDevice, "every device receives it")
+        let sources = RepeatSources(logs: cluster.logs)
+        #expect(duplicates <= Self.smallPages.window(partitions: 4) * sources.stops + sources.retries, "\(sources)")
+        // Exactly once between the nodes: every device is counted once (a partition resumed after a lost lease
+        // counts only what it delivered after its checkpoint), and nothing is repeated on the wire but what a
+        // retried delivery may have repeated.
+        if sources.stops == 0 { #expect(fanOut.reduce(0, +) == cluster.devices) }
+        if sources.stops == 0 && sources.retries == 0 { #expect(duplicates == 0) }
+        #expect(Self.even(fanOut, total: cluster.devices), "each node delivers half of the fan-out: \(fanOut)")
 
-            // Per-user sends, all accepted by the same node, are delivered by both.
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for batch in 0..<8 {
-                    group.addTask {
-                        for user in stride(from: batch, to: Self.users, by: 8) {
-                            _ = try await cluster.send(via: accepting, tags: "user:\(user)", alert: "per-user")
-                        }
+        // Per-user sends, all accepted by the same node, are delivered by both.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for batch in 0..<8 {
+                group.addTask {
+                    for user in stride(from: batch, to: cluster.users, by: 8) {
+                        _ = try await cluster.send(via: accepting, tags: "user:\(user)", alert: "per-user")
                     }
                 }
-                try await group.waitForAll()
             }
-            let all = try await waitUntil(timeout: .seconds(180)) {
-                cluster.apns.emulator.acceptedCount >= Self.devices + Self.users
-            }
-            #expect(all, "\(cluster.tails)")
-            var perUser: [Int] = []
-            // The counts are committed with each send's final state, at most a moment after the emulator accepted it.
-            _ = try await waitUntil(timeout: .seconds(30)) {
-                perUser = zip(try await cluster.delivered(), fanOut).map { $0 - $1 }
-                return perUser.reduce(0, +) == Self.users
-            }
-            let (users, repeated) = cluster.duplicates(alert: "per-user")
-            #expect(users.count == Self.users && repeated <= RepeatSources(logs: cluster.logs).retries - sources.retries)
-            #expect(perUser.allSatisfy { $0 >= Self.users / 10 }, "per-user sends are spread over both nodes: \(perUser)")
-
-            // Both nodes are listed with what they delivered, as of their last heartbeat.
-            var listed: [String: Int] = [:]
-            _ = try await waitUntil(timeout: .seconds(30)) {
-                listed = try await cluster.liveNodes(via: 1)
-                return listed.values.reduce(0, +) == Self.devices + Self.users
-            }
-            #expect(listed == ["node-a": fanOut[0] + perUser[0], "node-b": fanOut[1] + perUser[1]])
-            print("multi-node(accepting: \(cluster.names[accepting])): fan-out shares=\(fanOut) per-user shares=\(perUser) \(sources)")
-            for node in cluster.nodes { #expect(await node.terminate(), "a node shuts down gracefully: \(node.logTail())") }
+            try await group.waitForAll()
         }
+        let all = try await waitUntil(timeout: .seconds(180)) {
+            cluster.apns.emulator.acceptedCount >= cluster.devices + cluster.users
+        }
+        #expect(all, "\(cluster.tails)")
+        var perUser: [Int] = []
+        // The counts are committed with each send's final state, at most a moment after the emulator accepted it.
+        _ = try await waitUntil(timeout: .seconds(30)) {
+            perUser = zip(try await cluster.delivered(), fanOut).map { $0 - $1 }
+            return perUser.reduce(0, +) == cluster.users
+        }
+        let (users, repeated) = cluster.duplicates(alert: "per-user")
+        #expect(users.count == cluster.users && repeated <= RepeatSources(logs: cluster.logs).retries - sources.retries)
+        if perUserSpread {
+            #expect(perUser.allSatisfy { $0 >= cluster.users / 10 }, "per-user sends are spread over both nodes: \(perUser)")
+        }
+
+        // Both nodes are listed with what they delivered, as of their last heartbeat.
+        var listed: [String: Int] = [:]
+        _ = try await waitUntil(timeout: .seconds(30)) {
+            listed = try await cluster.liveNodes(via: 1)
+            return listed.values.reduce(0, +) == cluster.devices + cluster.users
+        }
+        #expect(listed == ["node-a": fanOut[0] + perUser[0], "node-b": fanOut[1] + perUser[1]])
+        print("multi-node(accepting: \(cluster.names[accepting])): fan-out shares=\(fanOut) per-user shares=\(perUser) \(sources)")
+        for node in cluster.nodes { #expect(await node.terminate(), "a node shuts down gracefully: \(node.logTail())") }
     }
 
     @Test func aNodeStoppedWithSIGTERMHandsItsPartitionsBackAtOnce() async throws {

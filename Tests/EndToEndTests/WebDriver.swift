@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HubTestSupport
 import NIOCore
 import NIOHTTP1
 import NotificationHub
@@ -98,7 +99,7 @@ final class WebDriver: Sendable {
 
     /// Spawns one `chromedriver` in its own process group and waits until it says where it listens or exits.
     private static func launch(tools: Tools, log: String) async throws -> Launch {
-        let arguments = ["/bin/bash", "-c", "exec \"$0\" --port=0 >>\"$1\" 2>&1 </dev/null", tools.chromedriver, log]
+        let arguments = ["/bin/bash", "-c", TestChildren.closeInheritedFiles + "exec \"$0\" --port=0 >>\"$1\" 2>&1 </dev/null", tools.chromedriver, log]
         var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for argument in cArguments { free(argument) } }
         var attributes = posix_spawnattr_t()

@@ -1,3 +1,4 @@
+import Foundation
 import HubTestSupport
 import Logging
 @testable import NotificationHub
@@ -25,6 +26,27 @@ import Testing
         #expect(PostgresHubDatabase.Executor.numbered("") == "")
         let many = PostgresHubDatabase.Executor.numbered(Array(repeating: "?", count: 12).joined(separator: "ü"))
         #expect(many == (1...12).map { "$\($0)" }.joined(separator: "ü"))
+    }
+
+    /// Without a pooler the fixed statements stay prepared on each connection (parsed and planned once per
+    /// connection); a pooler in transaction mode runs the same text unnamed (`PostgresPoolerTests`).
+    @Test func withoutAPoolerTheFixedStatementsArePreparedOnTheConnection() async throws {
+        let url = try await TestPostgres.shared.url()
+        let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
+        // One connection: what is prepared on it is what the next read sees.
+        let database = try await PostgresHubDatabase.open(
+            settings: .init(url: url, schema: String(schema), maximumConnections: 1), logger: Logger.forTest("test"))
+        #expect(database.preparesStatements)
+        let store = SQLInstallationStore(database: database)
+        _ = try await store.upsert(InstallationStoreTests.installation("a", tags: ["user:a"]))
+        _ = try await store.query(
+            InstallationQuery(
+                expression: .tag("user:a"), platforms: [Platform("test")], includeExpired: false, kinds: .nativeSends,
+                detail: .address),
+            after: nil, limit: 10)
+        let prepared = try await database.read("SELECT name FROM pg_prepared_statements ORDER BY name", [])
+        #expect(prepared.compactMap { $0.string("name") } == [PostgresHubDatabase.AddressPage.name, PostgresHubDatabase.PutInstallation.name])
+        try await database.close()
     }
 
     /// PostgreSQL cuts a statement name at 63 bytes: two prepared statements whose names share their first 63

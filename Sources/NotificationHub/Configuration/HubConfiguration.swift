@@ -324,11 +324,98 @@ public enum StorageConfiguration: Sendable, Hashable {
         public var requireTLS: Bool
         /// Connections in the pool at most.
         public var maximumConnections: Int
+        /// What lies between the hub and the server at ``host``: nothing, or a connection pooler. Default
+        /// ``Pooler/none``.
+        public var pooler: Pooler
+        /// A direct session connection to the primary for `LISTEN` (`listenURL`), or `nil` to listen on a connection
+        /// of the main address (never through a pooler in transaction mode: see ``listens``).
+        public var listenServer: Server?
+        /// A streaming replica that serves sends' audience reads (`readURL`), or `nil` to read them from the primary.
+        public var replica: Server?
+
+        /// What lies between the hub and PostgreSQL (`storage.postgres.pooler`).
+        public enum Pooler: String, Sendable, Hashable, CaseIterable {
+            /// The hub talks to PostgreSQL itself: it sets its schema with the `search_path` startup parameter and
+            /// keeps its fixed statements prepared on each connection.
+            case none
+            /// A pooler that gives each client connection a server connection of its own for as long as it is
+            /// connected (PgBouncer's `pool_mode = session`): prepared statements and `LISTEN` work, but a pooler may
+            /// refuse the `search_path` startup parameter, so the schema is set on the pooler's side.
+            case session
+            /// A pooler that lends a server connection for one transaction at a time (PgBouncer's
+            /// `pool_mode = transaction`): no statement is kept prepared (each runs as an unnamed statement), no
+            /// session state is set, the schema is set on the pooler's side and `LISTEN` needs ``listenServer``.
+            case transaction
+
+            /// Whether the hub names its schema in the `search_path` startup parameter. Otherwise it checks at open
+            /// that `current_schema()` is its schema.
+            public var setsSearchPath: Bool { self == .none }
+
+            /// Whether the hub keeps statements prepared on a connection: only where a client connection is one
+            /// server session.
+            public var preparesStatements: Bool { self != .transaction }
+
+            /// Whether a connection of the main address holds a session, so that it can `LISTEN`.
+            public var keepsSessions: Bool { self != .transaction }
+        }
+
+        /// A server to connect to: the primary's direct address (``listenServer``) or a replica (``replica``).
+        public struct Server: Sendable, Hashable {
+            /// The server's host.
+            public var host: String
+            /// The server's port.
+            public var port: Int
+            /// The user.
+            public var username: String
+            /// The password, if any.
+            public var password: String?
+            /// The database.
+            public var database: String
+            /// Whether to require TLS.
+            public var requireTLS: Bool
+
+            /// Creates a server address.
+            public init(
+                host: String, port: Int = 5432, username: String, password: String? = nil, database: String,
+                requireTLS: Bool = false
+            ) {
+                self.host = host
+                self.port = port
+                self.username = username
+                self.password = password
+                self.database = database
+                self.requireTLS = requireTLS
+            }
+
+            /// Parses `postgres://user:password@host:port/database?sslmode=require`; `key` names the setting in the
+            /// error, which never repeats the URL (it may hold a password).
+            public init(url text: String, key: String = "url") throws(HubError) {
+                guard let components = URLComponents(string: text.trimmingCharacters(in: .whitespacesAndNewlines)),
+                    ["postgres", "postgresql"].contains(components.scheme?.lowercased() ?? ""),
+                    let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty
+                else {
+                    throw HubError(
+                        .invalidConfiguration, "\(key) must look like postgres://user:password@host:5432/database")
+                }
+                let database = String(components.path.drop { $0 == "/" })
+                let sslmode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
+                self.init(
+                    host: host, port: components.port ?? 5432, username: user,
+                    password: components.password?.removingPercentEncoding ?? components.password,
+                    database: database.isEmpty ? user : database,
+                    requireTLS: ["require", "verify-ca", "verify-full"].contains(sslmode))
+            }
+
+            /// Host, port and database, lower-cased host: what says two addresses reach the same database. Holds no
+            /// password.
+            var place: String { "\(host.lowercased()):\(port)/\(database)" }
+        }
 
         /// Creates settings.
         public init(
             host: String, port: Int = 5432, username: String, password: String? = nil, database: String,
-            schema: String, requireTLS: Bool = false, maximumConnections: Int = 10
+            schema: String, requireTLS: Bool = false, maximumConnections: Int = 10, pooler: Pooler = .none,
+            listenServer: Server? = nil, replica: Server? = nil
         ) {
             self.host = host
             self.port = port
@@ -338,25 +425,45 @@ public enum StorageConfiguration: Sendable, Hashable {
             self.schema = schema
             self.requireTLS = requireTLS
             self.maximumConnections = maximumConnections
+            self.pooler = pooler
+            self.listenServer = listenServer
+            self.replica = replica
         }
 
-        /// Parses `postgres://user:password@host:port/database?sslmode=require`.
-        public init(url text: String, schema: String, maximumConnections: Int = 10) throws(HubError) {
-            guard let components = URLComponents(string: text),
-                ["postgres", "postgresql"].contains(components.scheme?.lowercased() ?? ""),
-                let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty
-            else {
-                throw HubError(
-                    .invalidConfiguration, "the url must look like postgres://user:password@host:5432/database")
-            }
-            let database = String(components.path.drop { $0 == "/" })
-            let sslmode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
+        /// Parses `postgres://user:password@host:port/database?sslmode=require` (and `listenURL`, `readURL` alike).
+        public init(
+            url text: String, schema: String, maximumConnections: Int = 10, pooler: Pooler = .none,
+            listenURL: String? = nil, readURL: String? = nil
+        ) throws(HubError) {
+            let server = try Server(url: text)
             self.init(
-                host: host, port: components.port ?? 5432, username: user,
-                password: components.password?.removingPercentEncoding ?? components.password,
-                database: database.isEmpty ? user : database, schema: schema,
-                requireTLS: ["require", "verify-ca", "verify-full"].contains(sslmode),
-                maximumConnections: maximumConnections)
+                server, schema: schema, maximumConnections: maximumConnections, pooler: pooler,
+                listenServer: try listenURL.map { url throws(HubError) in try Server(url: url, key: "listenURL") },
+                replica: try readURL.map { url throws(HubError) in try Server(url: url, key: "readURL") })
+        }
+
+        /// Settings whose main address is `server`.
+        public init(
+            _ server: Server, schema: String, maximumConnections: Int = 10, pooler: Pooler = .none,
+            listenServer: Server? = nil, replica: Server? = nil
+        ) {
+            self.init(
+                host: server.host, port: server.port, username: server.username, password: server.password,
+                database: server.database, schema: schema, requireTLS: server.requireTLS,
+                maximumConnections: maximumConnections, pooler: pooler, listenServer: listenServer, replica: replica)
+        }
+
+        /// The main address (`url`): the primary, or the pooler in front of it.
+        public var server: Server {
+            Server(host: host, port: port, username: username, password: password, database: database, requireTLS: requireTLS)
+        }
+
+        /// Where the node listens for work announced by other nodes: ``listenServer`` when given, else the main
+        /// address where its connections hold sessions; `nil` behind a pooler in transaction mode without
+        /// ``listenServer`` (a `LISTEN` there would end with the transaction's server connection), where the node
+        /// finds other nodes' work at its next look for work instead.
+        public var listens: Server? {
+            listenServer ?? (pooler.keepsSessions ? server : nil)
         }
     }
 
@@ -378,25 +485,9 @@ public enum StorageConfiguration: Sendable, Hashable {
             node.report("choose one storage: sqlite or postgres")
         }
         if postgres.isPresent {
-            let url = postgres.secret("url")
-            let pool = postgres.integer("pool", default: 10, in: 1...1000)
-            let defaultSchema = "hub_" + hubName.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }
-            let schema = postgres.string("schema", default: String(defaultSchema))
-            if !schema.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) || schema.isEmpty {
-                postgres.child("schema").report("schema must be letters, digits and '_'")
-            }
-            postgres.rejectUnknownKeys()
+            let settings = Self.postgres(postgres, hubName: hubName)
             node.rejectUnknownKeys()
-            if let url {
-                do {
-                    self = .postgres(try PostgresSettings(url: url, schema: schema, maximumConnections: pool))
-                    return
-                } catch {
-                    // The message never repeats the URL: it may hold a password.
-                    postgres.child("url").report(error.message)
-                }
-            }
-            self = .memory
+            self = settings.map { .postgres($0) } ?? .memory
             return
         }
         if sqlite.isPresent {
@@ -407,6 +498,55 @@ public enum StorageConfiguration: Sendable, Hashable {
             self = .sqlite(path: node.resolvePath("data/\(hubName).sqlite"))
         }
         node.rejectUnknownKeys()
+    }
+
+    /// Reads `storage.postgres`; `nil` when a problem was reported. No message repeats a URL: it may hold a password.
+    private static func postgres(_ postgres: ConfigurationNode, hubName: String) -> PostgresSettings? {
+        let url = postgres.secret("url")
+        let pool = postgres.integer("pool", default: 10, in: 1...1000)
+        let defaultSchema = "hub_" + hubName.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }
+        let schema = postgres.string("schema", default: String(defaultSchema))
+        if !schema.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) || schema.isEmpty {
+            postgres.child("schema").report("schema must be letters, digits and '_'")
+        }
+        let poolerNode = postgres.child("pooler")
+        let poolerName = postgres.choice("pooler", PostgresSettings.Pooler.allCases.map(\.rawValue), default: "none")
+        let pooler = PostgresSettings.Pooler(rawValue: poolerName) ?? .none
+        func server(_ key: String) -> PostgresSettings.Server? {
+            guard let text = postgres.secret(key, required: false) else { return nil }
+            do {
+                return try PostgresSettings.Server(url: text, key: key)
+            } catch {
+                postgres.child(key).report(error.message)
+                return nil
+            }
+        }
+        let listenServer = server("listenURL")
+        let replica = server("readURL")
+        postgres.rejectUnknownKeys()
+        guard let url else { return nil }
+        let main: PostgresSettings.Server
+        do {
+            main = try PostgresSettings.Server(url: url)
+        } catch {
+            postgres.child("url").report(error.message)
+            return nil
+        }
+        if let listenServer, listenServer.place == main.place, pooler == .transaction {
+            postgres.child("listenURL").report(
+                "listenURL reaches the same host, port and database as url, which is a pooler in transaction mode: a LISTEN there ends with its transaction's server connection; point listenURL at PostgreSQL itself (the primary's own host and port), not at the pooler")
+        }
+        if let replica, replica.place == main.place {
+            postgres.child("readURL").warn(
+                "readURL reaches the same host, port and database as url: audience reads gain nothing from it; point it at a streaming replica, or leave it out to read from the primary")
+        }
+        if pooler == .transaction, listenServer == nil {
+            poolerNode.warn(
+                "with pooler: transaction and no listenURL this node does not LISTEN (a LISTEN through the pooler would be lost with its transaction): work another node accepts is found here at the next look for work, within a second, instead of at once; set listenURL to a direct connection to the primary to be woken at once")
+        }
+        return PostgresSettings(
+            main, schema: schema, maximumConnections: pool, pooler: pooler, listenServer: listenServer,
+            replica: replica)
     }
 }
 

@@ -178,6 +178,12 @@ public protocol HubDatabase: Sendable {
     /// Runs a read-only statement outside a write transaction.
     func read(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow]
 
+    /// Runs a read-only statement that selects a page of a send's audience
+    /// (``InstallationQuery/selectsSendAudience``). A database may serve it from a replica behind the primary
+    /// (PostgreSQL's `storage.postgres.readURL`), so it may miss the latest writes; nothing that must see the
+    /// caller's own writes reads through it.
+    func audienceRead(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow]
+
     /// What a native send to one tag (one user's devices) reads, page by page: the installations and native
     /// registrations carrying `tag` after position `after`, on `platforms`, not expired, addresses only (see
     /// ``InstallationQuery/Detail/address``), in position order. The same statement runs for every such send, so a
@@ -227,6 +233,10 @@ public protocol HubDatabase: Sendable {
 
 extension HubDatabase {
     public var processNodes: ProcessNodeRegistry? { nil }
+
+    public func audienceRead(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+        try await read(sql, binds)
+    }
 
     public func addressPage(tag: String, after: Int64, platforms: [String], limit: Int) async throws -> [SQLRow]? {
         nil

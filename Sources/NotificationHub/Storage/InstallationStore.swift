@@ -49,6 +49,14 @@ public struct InstallationQuery: Sendable, Hashable {
         self.platforms = platforms
         self.includeExpired = includeExpired
     }
+
+    /// Whether the query selects a send's audience, as the dispatcher reads it page by page (live channels only, the
+    /// rows a native or a template send reaches): a read that may be served by a replica behind the primary
+    /// (``HubDatabase/audienceRead(_:_:)``). Listings and lookups through the API select otherwise and read the
+    /// primary.
+    public var selectsSendAudience: Bool {
+        !includeExpired && (kinds == .nativeSends || kinds == .templateSends)
+    }
 }
 
 /// The kinds of rows the installation store holds: installations and the two kinds of registrations.

@@ -18,9 +18,15 @@ final class PostgresAddressPages: Sendable {
 
     private let lanes: [WriteCombiner<Request, [SQLRow]>]
 
-    init(client: PostgresClient, logger: Logger) {
+    /// Reads through `reads` (a replica's connections where there is one); `preparing` says whether statements are
+    /// kept prepared on a connection (not behind a pooler in transaction mode).
+    init(reads: PostgresAudienceReads, preparing: Bool, logger: Logger) {
         lanes = (0..<2).map { _ in
-            WriteCombiner(maximumBatch: 128) { batch in try await Self.read(batch, client: client, logger: logger) }
+            WriteCombiner(maximumBatch: 128) { batch in
+                try await reads.withConnection { connection in
+                    try await Self.read(batch, on: connection, preparing: preparing, logger: logger)
+                }
+            }
         }
     }
 
@@ -29,43 +35,62 @@ final class PostgresAddressPages: Sendable {
         return try await lane.submit(request)
     }
 
-    /// Every request's rows, in order, read on one connection: one statement per set of platforms in the batch.
-    static func read(_ batch: [Request], client: PostgresClient, logger: Logger) async throws -> [[SQLRow]] {
+    /// Every request's rows, in order, read on a connection of `client`.
+    static func read(
+        _ batch: [Request], client: PostgresClient, preparing: Bool = true, logger: Logger
+    ) async throws -> [[SQLRow]] {
         try await client.withConnection { connection in
-            if batch.count == 1, let request = batch.first {
-                return [
-                    try await rows(
-                        of: PostgresHubDatabase.AddressPage(
-                            tag: request.tag, after: request.after, platforms: request.platforms, limit: Int64(request.limit)),
-                        on: connection, logger: logger)
-                ]
-            }
-            var results = [[SQLRow]](repeating: [], count: batch.count)
-            var groups: [[String]: [Int]] = [:]
-            for (index, request) in batch.enumerated() { groups[request.platforms, default: []].append(index) }
-            for (platforms, indices) in groups {
-                let statement = AddressPages(
-                    tags: indices.map { batch[$0].tag }, after: indices.map { batch[$0].after },
-                    limits: indices.map { Int64(batch[$0].limit) }, platforms: platforms)
-                for row in try await rows(of: statement, on: connection, logger: logger) {
-                    // `k` numbers the requests of the statement from 1.
-                    guard let k = row.int("k"), (1...indices.count).contains(k) else {
-                        throw HubError(.storageFailure, "a combined audience read answered a row of no request")
-                    }
-                    results[indices[k - 1]].append(row)
-                }
-            }
-            return results
+            try await read(batch, on: connection, preparing: preparing, logger: logger)
         }
     }
 
+    /// Every request's rows, in order, read on one connection: one statement per set of platforms in the batch.
+    static func read(
+        _ batch: [Request], on connection: PostgresConnection, preparing: Bool, logger: Logger
+    ) async throws -> [[SQLRow]] {
+        if batch.count == 1, let request = batch.first {
+            return [
+                try await rows(
+                    of: PostgresHubDatabase.AddressPage(
+                        tag: request.tag, after: request.after, platforms: request.platforms, limit: Int64(request.limit)),
+                    on: connection, preparing: preparing, logger: logger)
+            ]
+        }
+        var results = [[SQLRow]](repeating: [], count: batch.count)
+        var groups: [[String]: [Int]] = [:]
+        for (index, request) in batch.enumerated() { groups[request.platforms, default: []].append(index) }
+        for (platforms, indices) in groups {
+            let statement = AddressPages(
+                tags: indices.map { batch[$0].tag }, after: indices.map { batch[$0].after },
+                limits: indices.map { Int64(batch[$0].limit) }, platforms: platforms)
+            for row in try await rows(of: statement, on: connection, preparing: preparing, logger: logger) {
+                // `k` numbers the requests of the statement from 1.
+                guard let k = row.int("k"), (1...indices.count).contains(k) else {
+                    throw HubError(.storageFailure, "a combined audience read answered a row of no request")
+                }
+                results[indices[k - 1]].append(row)
+            }
+        }
+        return results
+    }
+
+    /// The rows of one of the hub's fixed statements: prepared on the connection (parsed and planned once per
+    /// connection) when `preparing`, otherwise the same text as an unnamed statement, which a pooler in
+    /// transaction mode passes to whichever server connection runs the transaction.
     static func rows<Statement: PostgresPreparedStatement>(
-        of statement: Statement, on connection: PostgresConnection, logger: Logger
+        of statement: Statement, on connection: PostgresConnection, preparing: Bool, logger: Logger
     ) async throws -> [SQLRow] where Statement.Row == PostgresRow {
         var rows: [SQLRow] = []
         var names: SQLColumns?
-        for try await row in try await connection.execute(statement, logger: logger) {
-            rows.append(try PostgresHubDatabase.Executor.row(row, names: &names))
+        if preparing {
+            for try await row in try await connection.execute(statement, logger: logger) {
+                rows.append(try PostgresHubDatabase.Executor.row(row, names: &names))
+            }
+        } else {
+            let query = PostgresQuery(unsafeSQL: Statement.sql, binds: try statement.makeBindings())
+            for try await row in try await connection.query(query, logger: logger) {
+                rows.append(try PostgresHubDatabase.Executor.row(row, names: &names))
+            }
         }
         return rows
     }

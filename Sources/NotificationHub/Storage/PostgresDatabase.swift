@@ -7,34 +7,52 @@ import PostgresNIO
 /// A PostgreSQL database shared by several hub nodes: a connection pool (postgres-nio's `PostgresClient`) whose
 /// connections use the hub's own schema. Migrations run on open under an advisory lock, so nodes that start at the
 /// same time apply each step once.
+///
+/// Behind a connection pooler (``StorageConfiguration/PostgresSettings/pooler``) the hub sets no session state: it
+/// sends no `search_path` (the pooler's side sets the schema, checked at open), and in transaction mode it keeps no
+/// statement prepared and listens only on a direct connection of its own (``StorageConfiguration/PostgresSettings/listenServer``).
+/// With a replica (``StorageConfiguration/PostgresSettings/replica``), sends' audiences are read from it
+/// (``PostgresAudienceReads``).
 public final class PostgresHubDatabase: HubDatabase {
     let client: PostgresClient
     /// A small pool of its own for the node's upkeep: the connection listening for work, heartbeats and lease
     /// renewals never wait behind the fan-outs for a connection.
     let upkeep: PostgresClient
+    /// A direct session connection for `LISTEN` (`listenURL`), where one is configured.
+    let listener: PostgresClient?
     let settings: StorageConfiguration.PostgresSettings
     let logger: Logger
     public let condition = StoreCondition()
+    /// Where sends' audiences are read: the replica's pool, or the primary's.
+    let audienceReads: PostgresAudienceReads
     /// Concurrent audience reads of one-tag sends, combined into one statement.
     let addressPages: PostgresAddressPages
     private let running: Task<Void, Never>
 
     public var dialect: SQLDialect { .postgres }
 
+    /// Whether the hub's fixed statements are kept prepared on each connection (not behind a pooler in transaction
+    /// mode, where the next transaction may run on another server connection that never saw them).
+    var preparesStatements: Bool { settings.pooler.preparesStatements }
+
     private init(
-        client: PostgresClient, upkeep: PostgresClient, settings: StorageConfiguration.PostgresSettings, logger: Logger,
-        started: AsyncStream<Void>.Continuation
+        client: PostgresClient, upkeep: PostgresClient, listener: PostgresClient?, replica: PostgresClient?,
+        settings: StorageConfiguration.PostgresSettings, logger: Logger, started: AsyncStream<Void>.Continuation
     ) {
         self.client = client
         self.upkeep = upkeep
+        self.listener = listener
         self.settings = settings
         self.logger = logger
-        addressPages = PostgresAddressPages(client: client, logger: logger)
+        audienceReads = PostgresAudienceReads(primary: client, replica: replica, logger: logger)
+        addressPages = PostgresAddressPages(
+            reads: audienceReads, preparing: settings.pooler.preparesStatements, logger: logger)
         // The pools need their run loops for as long as the database is open; `close()` ends them. Each loop says
         // when it starts, so that the first lease (the migrations) comes after it.
+        let pools = [client, upkeep] + [listener, replica].compactMap { $0 }
         running = Task {
             await withDiscardingTaskGroup { group in
-                for pool in [client, upkeep] {
+                for pool in pools {
                     group.addTask {
                         started.yield()
                         await pool.run()
@@ -47,30 +65,60 @@ public final class PostgresHubDatabase: HubDatabase {
     /// Connections of the upkeep pool: one listening, two for heartbeats and renewals.
     static let upkeepConnections = 3
 
+    /// How long opening waits for the listening connection (`listenURL`) or the replica (`readURL`) to answer.
+    static let openCheckLimit = Duration.seconds(10)
+
+    /// The configuration of a pool on `server`: `search_path` names the hub's schema when the server takes it
+    /// (no pooler in between).
+    static func configuration(
+        _ server: StorageConfiguration.PostgresSettings.Server, schema: String?, connections: Int
+    ) throws -> PostgresClient.Configuration {
+        var configuration = PostgresClient.Configuration(
+            host: server.host, port: server.port, username: server.username, password: server.password,
+            database: server.database, tls: server.requireTLS ? .require(try .clientDefault) : .disable)
+        configuration.options.maximumConnections = connections
+        if let schema { configuration.options.additionalStartupParameters = [("search_path", schema)] }
+        return configuration
+    }
+
     /// Connects, creates the hub's schema if needed and applies migrations newer than its version.
     public static func open(
         settings: StorageConfiguration.PostgresSettings, migrations: [SQLiteHubDatabase.Migration] = postgresSchema,
         logger: Logger
     ) async throws -> PostgresHubDatabase {
-        var configuration = PostgresClient.Configuration(
-            host: settings.host, port: settings.port, username: settings.username, password: settings.password,
-            database: settings.database,
-            tls: settings.requireTLS ? .require(try .clientDefault) : .disable)
-        configuration.options.maximumConnections = settings.maximumConnections
-        configuration.options.additionalStartupParameters = [("search_path", settings.schema)]
+        let searchPath = settings.pooler.setsSearchPath ? settings.schema : nil
+        let configuration = try Self.configuration(
+            settings.server, schema: searchPath, connections: settings.maximumConnections)
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         var upkeepConfiguration = configuration
         upkeepConfiguration.options.maximumConnections = upkeepConnections
         let upkeep = PostgresClient(configuration: upkeepConfiguration, backgroundLogger: logger)
+        // LISTEN needs no schema; the listening connection sends no startup parameter a pooler could refuse.
+        let listener = try settings.listenServer.map {
+            PostgresClient(configuration: try Self.configuration($0, schema: nil, connections: 1), backgroundLogger: logger)
+        }
+        let replica = try settings.replica.map {
+            PostgresClient(
+                configuration: try Self.configuration($0, schema: searchPath, connections: settings.maximumConnections),
+                backgroundLogger: logger)
+        }
         let (started, starting) = AsyncStream<Void>.makeStream()
         let database = PostgresHubDatabase(
-            client: client, upkeep: upkeep, settings: settings, logger: logger, started: starting)
-        for await _ in started.prefix(2) {}
+            client: client, upkeep: upkeep, listener: listener, replica: replica, settings: settings, logger: logger,
+            started: starting)
+        for await _ in started.prefix(2 + (listener == nil ? 0 : 1) + (replica == nil ? 0 : 1)) {}
         do {
             try await database.migrate(migrations)
+            try await database.checkListener()
+            try await database.checkReplica()
         } catch {
             try? await database.close()
             throw error
+        }
+        if settings.listens == nil {
+            logger.notice(
+                "not listening for work announced by other nodes (pooler: transaction without listenURL): work they accept is found at the next look for work",
+                metadata: ["db.schema": "\(settings.schema)"])
         }
         return database
     }
@@ -88,6 +136,9 @@ public final class PostgresHubDatabase: HubDatabase {
         try await transaction { connection in
             _ = try await connection.query("SELECT pg_advisory_xact_lock(?)", [.integer(lockKey)])
             _ = try await connection.query("CREATE SCHEMA IF NOT EXISTS \(schema)", [])
+            if !self.settings.pooler.setsSearchPath {
+                try await Self.checkSchema(on: connection, settings: self.settings)
+            }
             _ = try await connection.query(
                 "CREATE TABLE IF NOT EXISTS \(schema).hub_schema_version (version BIGINT NOT NULL)", [])
             let rows = try await connection.query("SELECT MAX(version) AS version FROM \(schema).hub_schema_version", [])
@@ -134,8 +185,17 @@ public final class PostgresHubDatabase: HubDatabase {
         }
     }
 
-    /// A prepared statement on each connection: parsed and planned once per connection. Concurrent reads are
-    /// combined into one statement (``PostgresAddressPages``).
+    /// On the replica where there is one (``PostgresAudienceReads``), else as ``read(_:_:)``.
+    public func audienceRead(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+        let logger = self.logger
+        return try await audienceReads.withConnection { connection in
+            try await Executor(connection: connection, logger: logger).query(sql, binds)
+        }
+    }
+
+    /// A prepared statement on each connection: parsed and planned once per connection (unnamed behind a pooler in
+    /// transaction mode), read from the replica where there is one. Concurrent reads are combined into one statement
+    /// (``PostgresAddressPages``).
     public func addressPage(tag: String, after: Int64, platforms: [String], limit: Int) async throws -> [SQLRow]? {
         try await addressPages.page(.init(tag: tag, after: after, platforms: platforms, limit: limit))
     }
@@ -187,16 +247,13 @@ public final class PostgresHubDatabase: HubDatabase {
         try await run(Prepared<Text>(binds: binds))
     }
 
-    /// Runs a prepared statement on a connection of the pool, outside a transaction (it commits by itself).
+    /// Runs one of the fixed statements on a connection of the pool, outside a transaction (it commits by itself):
+    /// prepared on the connection, or unnamed behind a pooler in transaction mode.
     private func run<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [SQLRow]
     where Statement.Row == PostgresRow {
         try await client.withConnection { connection in
-            var rows: [SQLRow] = []
-            var names: SQLColumns?
-            for try await row in try await connection.execute(statement, logger: logger) {
-                rows.append(try Executor.row(row, names: &names))
-            }
-            return rows
+            try await PostgresAddressPages.rows(
+                of: statement, on: connection, preparing: preparesStatements, logger: logger)
         }
     }
 
@@ -309,9 +366,13 @@ public final class PostgresHubDatabase: HubDatabase {
         _ = try await connection.query("SELECT pg_notify(?, ?)", [.text(workChannel), .text(sender)])
     }
 
+    /// Listens on the direct connection of `listenURL` when there is one, else on a connection of the upkeep pool;
+    /// returns at once behind a pooler in transaction mode without `listenURL` (the node then finds other nodes'
+    /// work at its next look for work).
     public func listenForWork(_ wake: @escaping @Sendable (_ sender: String) -> Void) async throws {
+        guard let pool = listener ?? (settings.pooler.keepsSessions ? upkeep : nil) else { return }
         let channel = workChannel
-        try await upkeep.withConnection { connection in
+        try await pool.withConnection { connection in
             try await connection.listen(on: channel) { notifications in
                 wake("")
                 for try await notification in notifications { wake(notification.payload) }

@@ -363,7 +363,8 @@ public final class SQLInstallationStore: InstallationStore {
             rows = tagged
         } else {
             let plan = SQLTagQuery(query: query, after: cursor?.position ?? 0, limit: limit, dialect: database.dialect)
-            rows = try await database.read(plan.sql, plan.binds)
+            rows = try await query.selectsSendAudience
+                ? database.audienceRead(plan.sql, plan.binds) : database.read(plan.sql, plan.binds)
         }
         var installations: [Installation] = []
         installations.reserveCapacity(rows.count)
