@@ -87,6 +87,9 @@ public final class SQLiteHubDatabase: HubDatabase {
             let database = SQLiteHubDatabase(
                 writer: connections[0], reader: connections[connections.count - 1], threads: threads, logger: logger)
             try await database.migrate(migrations)
+            // What opening and migrating cached (pages of the schema and of the tables it read) is given back: a node
+            // serving many hubs would otherwise keep it for every hub that then stays idle.
+            for connection in connections { _ = try await connection.query("PRAGMA shrink_memory", []) }
             return database
         } catch {
             for connection in connections { try? await connection.close() }
