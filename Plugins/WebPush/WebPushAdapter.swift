@@ -196,7 +196,7 @@ public final class WebPushAdapter: PlatformAdapter, Sendable {
                 let response = try await http.client().execute(
                     request, timeout: context.timeout(atMost: configuration.requestTimeout).timeAmount)
                 // Push services answer with little or no body; drain a bounded amount so the connection is reused.
-                _ = try? await response.body.collect(upTo: 64 * 1024)
+                _ = await response.body.prefix(upTo: 64 * 1024)
                 status = Int(response.status.code)
                 retryAfter = response.headers.first(name: "Retry-After")
             } catch {

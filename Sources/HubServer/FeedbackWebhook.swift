@@ -87,7 +87,7 @@ public struct FeedbackWebhook: Service {
         for (name, value) in settings.headers { request.headers.replaceOrAdd(name: name, value: value) }
         request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(batch)))
         let response = try await client.execute(request, timeout: .milliseconds(Int64(settings.timeoutSeconds * 1000)))
-        _ = try? await response.body.collect(upTo: 64 * 1024)
+        _ = await response.body.prefix(upTo: 64 * 1024)
         guard (200..<300).contains(response.status.code) else {
             throw HubError(.conflict, "the feedback webhook answered \(response.status.code)")
         }

@@ -143,7 +143,7 @@ public struct EventWebhookSender: Service {
         do {
             let response = try await client.execute(
                 request, timeout: .milliseconds(Int64(settings.timeoutSeconds * 1000)))
-            _ = try? await response.body.collect(upTo: 64 * 1024)
+            _ = await response.body.prefix(upTo: 64 * 1024)
             status = Int(response.status.code)
             if (200..<300).contains(response.status.code) {
                 try await outbox.markDelivered(id: event.id, owner: hub.nodeID, status: Int(response.status.code), now: clock.now())

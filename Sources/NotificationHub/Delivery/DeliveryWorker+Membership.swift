@@ -106,7 +106,12 @@ extension DeliveryWorker {
                 }
                 // Returned without an error: the store has nothing to listen to (the idle worker then looks for
                 // work every second), or the task is ending.
-                if !Task.isCancelled && !Task.isShuttingDownGracefully { unannounced.store(true, ordering: .relaxed) }
+                if !Task.isCancelled && !Task.isShuttingDownGracefully {
+                    unannounced.store(true, ordering: .relaxed)
+                    // A wait that began before this was known is cut short, so that it lasts a second, not the
+                    // longest wait of a worker that hears of new work.
+                    work.signal()
+                }
                 return
             } catch {
                 if Task.isCancelled || Task.isShuttingDownGracefully { return }
