@@ -29,7 +29,6 @@ public enum HubApplication {
         api: HubAPI, server: NotificationHub.ServerConfiguration, logger: Logger,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) throws -> any Service {
-        raiseFileDescriptorLimit(toAtLeast: server.maximumConnections + 256, logger: logger)
         let connections = ConnectionGuard(settings: connectionSettings(server), logger: logger)
         let http1 = HTTPServerBuilder.http1(
             configuration: HTTP1Channel.Configuration(additionalChannelHandlers: [connections.makeHandler()]))

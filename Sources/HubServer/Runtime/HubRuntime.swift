@@ -109,7 +109,8 @@ public final class HubRuntime: Sendable {
     /// - Throws: ``ConfigurationError`` when an adapter cannot be made from its settings, or the store's error.
     public init(configuration: HubsConfiguration, options: Options) async throws {
         self.options = options
-        // Before any hub opens its files: a node serving many hubs holds several per hub.
+        // Once, before any hub opens its files (a node serving many hubs holds several per hub) and before the
+        // server accepts connections.
         HubApplication.raiseFileDescriptorLimit(
             toAtLeast: configuration.server.maximumConnections + 256, logger: options.logger)
         let adapterHost = ServiceHost(logger: options.logger)
